@@ -1,0 +1,60 @@
+// Host-side entry points of the CUDA kernels for qwenimage_adaln_mod_projection.
+// The arithmetic contract they keep is written once, in
+// docs/operators/qwenimage-adaln-mod-projection.md and specs/qwenimage/adaln_mod_projection.yaml.
+//
+// Every launcher: runs on `stream`, allocates nothing, never synchronizes the host, and uses
+// tile shapes, split counts and reduction orders that depend only on the dtype (never on B).
+// Pointers are device pointers on the current device, contiguous row-major, 16-byte aligned,
+// already validated by the caller.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace rlk::cuda::qwenimage {
+
+enum class Storage { float32, bfloat16 };
+
+// K = in features (3072), N = out features (18432) for Qwen-Image; kept as parameters so the
+// launchers check them, but the kernels are tuned (and may require) exactly these values.
+struct Problem {
+  Storage storage = Storage::float32;
+  std::int64_t B = 0;
+  std::int64_t K = 3072;
+  std::int64_t N = 18432;
+};
+
+struct ForwardTensors {
+  const void* temb = nullptr;    // [B, K]
+  const void* weight = nullptr;  // [N, K]
+  const void* bias = nullptr;    // [N]
+  void* out = nullptr;           // [B, N]
+};
+
+struct BackwardTensors {
+  const void* temb = nullptr;      // [B, K]
+  const void* weight = nullptr;    // [N, K]
+  const void* grad_out = nullptr;  // [B, N]
+  void* grad_temb = nullptr;       // [B, K]
+  void* grad_weight = nullptr;     // [N, K]
+  void* grad_bias = nullptr;       // [N]
+};
+
+// Returns cudaErrorInvalidValue for shapes the kernels do not support.
+std::size_t forward_workspace_bytes(const Problem& problem);
+std::size_t backward_workspace_bytes(const Problem& problem);
+
+cudaError_t launch_forward(const Problem& problem, const ForwardTensors& tensors, void* workspace,
+                           std::size_t workspace_bytes, cudaStream_t stream);
+cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tensors, void* workspace,
+                            std::size_t workspace_bytes, cudaStream_t stream);
+
+// Strict-math probe, compiled in the same translation unit as the kernels: launches a kernel
+// on the current device checking that a subnormal survives a multiply and that IEEE division
+// and sqrt are exact. Sets *strict to false in a fast-math build. Synchronizes (called once per
+// device at op creation, never inside forward/backward).
+cudaError_t run_strict_math_probe(bool* strict, char* detail, std::size_t detail_capacity);
+
+}  // namespace rlk::cuda::qwenimage
