@@ -1,5 +1,6 @@
 // rlk list: one row per spec with the state of each platform slot.
 #include <algorithm>
+#include <cctype>
 #include <iostream>
 
 #include "commands.hpp"

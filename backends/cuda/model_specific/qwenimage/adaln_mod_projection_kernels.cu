@@ -1,0 +1,819 @@
+// CUDA kernels for qwenimage_adaln_mod_projection: y = SiLU(temb) @ W^T + b and its backward.
+//
+// Batch invariance comes from the structure, not from tuning: every launch below uses tile
+// shapes, split counts and reduction orders that are compile-time constants per storage dtype.
+// B only changes how many tiles are launched and which loaded rows are zero-filled, never the
+// order in which any single output element is accumulated. Rows beyond B contribute exact
+// zeros (zero-filled operand rows), and warps skip matrix instructions whose output columns all
+// lie beyond B; neither changes the accumulation sequence of a valid element.
+//
+// Reductions (all ascending, no atomics):
+//   forward   y[b,n]      over k in steps of kTileR, within a step in MMA/FFMA order.
+//   d_temb    g[b,k]      over n: kSplitN fixed slices of N/kSplitN, each ascending as above,
+//                         FP32 partials combined in ascending slice order by a second kernel.
+//   grad_w    gw[n,k]     over b in kTileR-row chunks starting at row 0 (partial chunk
+//                         zero-filled). bf16: chunks accumulate directly in the MMA accumulator.
+//                         fp32: each chunk is summed in a fresh register and added to a TwoSum
+//                         compensated (hi, lo) pair.
+//   grad_b    gb[n]       over b in kBiasChunk-row chunks, fresh chunk sum, TwoSum compensated.
+// Every output is rounded to storage exactly once, at the end (round-to-nearest-even).
+#include "adaln_mod_projection_kernels.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+namespace rlk::cuda::qwenimage {
+namespace {
+
+constexpr int kK = 3072;
+constexpr int kN = 18432;
+// Fixed split count of the d_temb reduction over N (never depends on B).
+constexpr int kSplitN = 8;
+constexpr int kBiasChunk = 32;
+
+using bf16 = __nv_bfloat16;
+
+template <class T>
+__device__ __forceinline__ float load_f32(const T* p);
+template <>
+__device__ __forceinline__ float load_f32<float>(const float* p) { return *p; }
+template <>
+__device__ __forceinline__ float load_f32<bf16>(const bf16* p) { return __bfloat162float(*p); }
+
+template <class T>
+__device__ __forceinline__ T round_to(float v);
+template <>
+__device__ __forceinline__ float round_to<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ bf16 round_to<bf16>(float v) { return __float2bfloat16_rn(v); }
+
+// IEEE expf and division (the TU is built without fast math; the probe below checks that).
+__device__ __forceinline__ float silu_f32(float x) { return x / (1.0f + expf(-x)); }
+
+__device__ __forceinline__ float silu_grad_f32(float x) {
+  const float sig = 1.0f / (1.0f + expf(-x));
+  return sig * (1.0f + x * (1.0f - sig));
+}
+
+// Compensated accumulation: (hi, lo) += x with Knuth's TwoSum.
+__device__ __forceinline__ void two_sum_add(float& hi, float& lo, float x) {
+  const float s = hi + x;
+  const float bp = s - hi;
+  const float err = (hi - (s - bp)) + (x - bp);
+  hi = s;
+  lo += err;
+}
+
+// hi + lo, except that a non-finite hi is returned as is: TwoSum's error term turns an
+// infinite sum into NaN, which plain IEEE summation would not.
+__device__ __forceinline__ float two_sum_value(float hi, float lo) {
+  return (hi - hi == 0.0f) ? hi + lo : hi;
+}
+
+template <class T>
+__global__ void silu_kernel(const T* __restrict__ temb, T* __restrict__ s, std::int64_t count) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < count) s[i] = round_to<T>(silu_f32(load_f32(temb + i)));
+}
+
+// grad_temb[b,k] = round( (sum over slices ascending of partial[slice,b,k]) * silu'(temb) ).
+template <class T>
+__global__ void dtemb_combine_kernel(const float* __restrict__ partial, const T* __restrict__ temb,
+                                     T* __restrict__ grad_temb, std::int64_t count) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  float g = partial[i];
+#pragma unroll
+  for (int s = 1; s < kSplitN; ++s) g += partial[static_cast<std::int64_t>(s) * count + i];
+  grad_temb[i] = round_to<T>(g * silu_grad_f32(load_f32(temb + i)));
+}
+
+// grad_bias[n]: kBiasGroups thread groups per column. Group j sums chunks j, j + kBiasGroups,
+// ... (kBiasChunk rows each, ascending, fresh FP32 chunk sum folded into a TwoSum pair); the
+// groups' pairs are then combined in ascending group order. Rows past B form no chunk, so
+// appending zero rows adds only exact zeros.
+constexpr int kBiasCols = 64;
+constexpr int kBiasGroups = 4;
+
+template <class T>
+__global__ void __launch_bounds__(kBiasCols* kBiasGroups)
+    grad_bias_kernel(const T* __restrict__ dy, T* __restrict__ grad_bias, int B, int N) {
+  __shared__ float part_hi[kBiasGroups][kBiasCols];
+  __shared__ float part_lo[kBiasGroups][kBiasCols];
+  const int col = threadIdx.x % kBiasCols;
+  const int grp = threadIdx.x / kBiasCols;
+  const int n = blockIdx.x * kBiasCols + col;
+  float hi = 0.0f;
+  float lo = 0.0f;
+  for (int b0 = grp * kBiasChunk; b0 < B; b0 += kBiasGroups * kBiasChunk) {
+    float chunk = 0.0f;
+#pragma unroll 8
+    for (int j = 0; j < kBiasChunk; ++j) {
+      const int b = b0 + j;
+      if (b < B) chunk += load_f32(dy + static_cast<std::int64_t>(b) * N + n);
+    }
+    two_sum_add(hi, lo, chunk);
+  }
+  part_hi[grp][col] = hi;
+  part_lo[grp][col] = lo;
+  __syncthreads();
+  if (grp != 0) return;
+  for (int g = 1; g < kBiasGroups; ++g) {
+    two_sum_add(hi, lo, part_hi[g][col]);
+    lo += part_lo[g][col];
+  }
+  grad_bias[n] = round_to<T>(two_sum_value(hi, lo));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared GEMM description. Every GEMM here is C[m, c] = sum_r A(m, r) * Bop(c, r) over an
+// r-range, with each operand either r-contiguous (element (i, r) at p[i*ld + r]) or
+// i-contiguous (element (i, r) at p[r*ld + i]).
+//   kForward: m = n (W rows), c = b, r = k.      A = W r-contig, Bop = s r-contig.
+//   kDTemb:   m = k,          c = b, r = n-slice. A = W i-contig, Bop = dy r-contig.
+//   kGradW:   m = n,          c = k, r = b.      A = dy i-contig, Bop = s i-contig.
+// Grid: x = c-tiles (fastest, so CTAs that share an A tile run together and A streams from
+// DRAM once), y = m-tiles, z = slices of r (kDTemb only).
+enum class Op { kForward, kDTemb, kGradW };
+
+template <Op op>
+struct OpLayout;
+template <>
+struct OpLayout<Op::kForward> {
+  static constexpr bool a_rcontig = true, b_rcontig = true;
+};
+template <>
+struct OpLayout<Op::kDTemb> {
+  static constexpr bool a_rcontig = false, b_rcontig = true;
+};
+template <>
+struct OpLayout<Op::kGradW> {
+  static constexpr bool a_rcontig = false, b_rcontig = false;
+};
+
+struct GemmParams {
+  const void* a;
+  const void* b;
+  std::int64_t lda;
+  std::int64_t ldb;
+  int a_row_limit;  // rows of A's storage (r-contig: m rows; i-contig: r rows) that exist
+  int b_row_limit;
+  int r_len;        // reduction length handled by one CTA (a multiple of the r-tile)
+  int c_valid;      // columns c < c_valid are real outputs
+  void* out;        // kForward: y [B,N]; kDTemb: partial [kSplitN,B,K] fp32; kGradW: gw [N,K]
+  const void* bias;
+  int B;
+};
+
+// ---------------------------------------------------------------------------------------------
+// bf16: tensor cores through mma.sync m16n8k16 (bf16 x bf16 -> fp32), operands staged by a
+// kStages-deep cp.async pipeline and read with ldmatrix (.trans for i-contiguous operands).
+// Runs on sm_80, sm_90 and sm_100 alike. The accumulation order of an element is fixed by the
+// r-tile sequence and the k16 steps inside it; the CTA shape only decides which elements are
+// computed together.
+namespace mma {
+
+constexpr int kStages = 4;
+constexpr int kPad = 8;  // bf16 elements; keeps ldmatrix rows in distinct banks
+
+// Shared-memory tile of an operand with `rows_i` i-rows and `br` r-columns: r-contig stored
+// [i][r], i-contig stored [r][i]; rows padded by 16 bytes.
+template <bool rcontig, int rows_i, int br>
+struct TileShape {
+  static constexpr int outer = rcontig ? rows_i : br;
+  static constexpr int inner = (rcontig ? br : rows_i) + kPad;
+  static constexpr int elems = outer * inner;
+};
+
+// CTA tile BM x BN x BR computed by WM x WN warps.
+template <int BM_, int BN_, int BR_, int WM, int WN, Op op>
+struct Config {
+  static constexpr int BM = BM_, BN = BN_, BR = BR_;
+  static constexpr int kWarpsN = WN;
+  static constexpr int kThreads = WM * WN * 32;
+  using L = OpLayout<op>;
+  using ATile = TileShape<L::a_rcontig, BM, BR>;
+  using BTile = TileShape<L::b_rcontig, BN, BR>;
+  static constexpr int kWarpM = BM / WM;
+  static constexpr int kWarpN = BN / WN;
+  static constexpr int kMI = kWarpM / 16;
+  static constexpr int kNI = kWarpN / 8;
+  static_assert(kNI % 2 == 0, "B fragments are loaded in pairs");
+  static constexpr int kStageElems = ATile::elems + BTile::elems;
+  // Epilogue staging of the fp32 tile: output rows are c for kForward/kDTemb ([c][m]) and m
+  // for kGradW ([m][c]); padded so fragment writes spread over the banks.
+  static constexpr bool kOutRowsC = op != Op::kGradW;
+  static constexpr int kOutInner = kOutRowsC ? BM + 4 : BN + 8;
+  static constexpr int kOutRows = kOutRowsC ? BN : BM;
+  static constexpr std::size_t kPipeBytes = std::size_t(kStages) * kStageElems * sizeof(bf16);
+  static constexpr std::size_t kOutBytes = std::size_t(kOutRows) * kOutInner * sizeof(float);
+  static constexpr std::size_t kSmemBytes = kPipeBytes > kOutBytes ? kPipeBytes : kOutBytes;
+};
+
+__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte async copy; src_bytes == 0 zero-fills the destination without reading global memory.
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+               "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int n>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(n));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const std::uint32_t (&a)[4],
+                                         std::uint32_t b0, std::uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Copies one r-tile of an operand (i-range [i0, i0 + rows_i), r-range [r0, r0 + br)) into
+// shared memory; storage rows at or beyond row_limit are zero-filled.
+template <bool rcontig, int rows_i, int br, int threads>
+__device__ __forceinline__ void load_tile(bf16* tile, const bf16* g, std::int64_t ld, int i0, int r0,
+                                          int row_limit) {
+  using S = TileShape<rcontig, rows_i, br>;
+  constexpr int chunks_per_row = (rcontig ? br : rows_i) / 8;
+  constexpr int total = S::outer * chunks_per_row;
+  static_assert(total % threads == 0, "tile copy must divide evenly");
+#pragma unroll
+  for (int t = 0; t < total / threads; ++t) {
+    const int idx = t * threads + static_cast<int>(threadIdx.x);
+    const int row = idx / chunks_per_row;
+    const int chunk = idx % chunks_per_row;
+    const int grow = (rcontig ? i0 : r0) + row;
+    const int gcol = (rcontig ? r0 : i0) + chunk * 8;
+    const bool ok = grow < row_limit;
+    const bf16* src = ok ? g + static_cast<std::int64_t>(grow) * ld + gcol : g;
+    cp_async16(tile + row * S::inner + chunk * 8, src, ok ? 16 : 0);
+  }
+}
+
+template <class C, Op op>
+__global__ void __launch_bounds__(C::kThreads) gemm_kernel(GemmParams p) {
+  using L = OpLayout<op>;
+  constexpr int BM = C::BM, BN = C::BN, BR = C::BR, kMI = C::kMI, kNI = C::kNI;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  bf16* smem = reinterpret_cast<bf16*>(smem_raw);
+
+  const int c0 = blockIdx.x * BN;
+  const int m0 = blockIdx.y * BM;
+  const int r_base = blockIdx.z * p.r_len;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const int wm = warp / C::kWarpsN;
+  const int wn = warp % C::kWarpsN;
+  const bf16* ga = static_cast<const bf16*>(p.a);
+  const bf16* gb = static_cast<const bf16*>(p.b);
+
+  float acc[kMI][kNI][4];
+#pragma unroll
+  for (int i = 0; i < kMI; ++i)
+#pragma unroll
+    for (int j = 0; j < kNI; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+
+  const int warp_c0 = c0 + wn * C::kWarpN;
+  const bool warp_active = warp_c0 < p.c_valid;
+  const int num_tiles = p.r_len / BR;
+
+  auto stage_a = [&](int s) { return smem + s * C::kStageElems; };
+  auto stage_b = [&](int s) { return smem + s * C::kStageElems + C::ATile::elems; };
+  auto issue = [&](int tile) {
+    if (tile < num_tiles) {
+      const int s = tile % kStages;
+      const int r0 = r_base + tile * BR;
+      load_tile<L::a_rcontig, BM, BR, C::kThreads>(stage_a(s), ga, p.lda, m0, r0, p.a_row_limit);
+      load_tile<L::b_rcontig, BN, BR, C::kThreads>(stage_b(s), gb, p.ldb, c0, r0, p.b_row_limit);
+    }
+    cp_async_commit();
+  };
+
+#pragma unroll
+  for (int t = 0; t < kStages - 1; ++t) issue(t);
+
+  for (int tile = 0; tile < num_tiles; ++tile) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();
+    issue(tile + kStages - 1);
+    const bf16* ta = stage_a(tile % kStages);
+    const bf16* tb = stage_b(tile % kStages);
+    if (warp_active) {
+#pragma unroll
+      for (int kk = 0; kk < BR; kk += 16) {
+        std::uint32_t af[kMI][4];
+#pragma unroll
+        for (int i = 0; i < kMI; ++i) {
+          const int mb = wm * C::kWarpM + i * 16;
+          if constexpr (L::a_rcontig) {
+            ldmatrix_x4(af[i], ta + (mb + (lane & 15)) * C::ATile::inner + kk + (lane >> 4) * 8);
+          } else {
+            const int j = lane >> 3;
+            ldmatrix_x4_trans(af[i], ta + (kk + (lane & 7) + (j >> 1) * 8) * C::ATile::inner + mb +
+                                         (j & 1) * 8);
+          }
+        }
+        std::uint32_t bfr[kNI / 2][4];
+#pragma unroll
+        for (int h = 0; h < kNI / 2; ++h) {
+          const int nb = wn * C::kWarpN + h * 16;
+          const int j = lane >> 3;
+          if constexpr (L::b_rcontig) {
+            ldmatrix_x4(bfr[h], tb + (nb + (lane & 7) + (j >> 1) * 8) * C::BTile::inner + kk +
+                                    (j & 1) * 8);
+          } else {
+            ldmatrix_x4_trans(bfr[h], tb + (kk + (lane & 7) + (j & 1) * 8) * C::BTile::inner + nb +
+                                          (j >> 1) * 8);
+          }
+        }
+#pragma unroll
+        for (int j = 0; j < kNI; ++j) {
+          // Columns past c_valid are padding: skipping them changes no valid element.
+          if (warp_c0 + j * 8 < p.c_valid) {
+#pragma unroll
+            for (int i = 0; i < kMI; ++i)
+              mma_bf16(acc[i][j], af[i], bfr[j / 2][(j & 1) * 2], bfr[j / 2][(j & 1) * 2 + 1]);
+          }
+        }
+      }
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();
+
+  // Stage the fp32 tile in shared memory so that global stores are whole 16-byte rows.
+  float* so = reinterpret_cast<float*>(smem_raw);
+  if (warp_active) {
+    const int g = lane >> 2;
+    const int tq = lane & 3;
+#pragma unroll
+    for (int i = 0; i < kMI; ++i)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int m = wm * C::kWarpM + i * 16 + g + half * 8;
+#pragma unroll
+        for (int j = 0; j < kNI; ++j) {
+          const int c = wn * C::kWarpN + j * 8 + tq * 2;
+          if constexpr (C::kOutRowsC) {
+            so[c * C::kOutInner + m] = acc[i][j][half * 2];
+            so[(c + 1) * C::kOutInner + m] = acc[i][j][half * 2 + 1];
+          } else {
+            *reinterpret_cast<float2*>(&so[m * C::kOutInner + c]) =
+                make_float2(acc[i][j][half * 2], acc[i][j][half * 2 + 1]);
+          }
+        }
+      }
+  }
+  __syncthreads();
+
+  constexpr int kRowLen = C::kOutRowsC ? BM : BN;
+  constexpr int kVecPerRow = kRowLen / 8;
+  constexpr int kVecs = C::kOutRows * kVecPerRow;
+  for (int v = threadIdx.x; v < kVecs; v += C::kThreads) {
+    const int row = v / kVecPerRow;
+    const int col = (v % kVecPerRow) * 8;
+    const float4 lo = *reinterpret_cast<const float4*>(&so[row * C::kOutInner + col]);
+    const float4 hi = *reinterpret_cast<const float4*>(&so[row * C::kOutInner + col + 4]);
+    float x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    if constexpr (op == Op::kForward) {
+      const int b = c0 + row;
+      if (b >= p.B) continue;
+      const uint4 braw = *reinterpret_cast<const uint4*>(static_cast<const bf16*>(p.bias) + m0 + col);
+      const bf16* bv = reinterpret_cast<const bf16*>(&braw);
+      uint4 packed;
+      __nv_bfloat162* pk = reinterpret_cast<__nv_bfloat162*>(&packed);
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        pk[q] = __floats2bfloat162_rn(x[2 * q] + __bfloat162float(bv[2 * q]),
+                                      x[2 * q + 1] + __bfloat162float(bv[2 * q + 1]));
+      *reinterpret_cast<uint4*>(static_cast<bf16*>(p.out) + static_cast<std::int64_t>(b) * kN + m0 +
+                                col) = packed;
+    } else if constexpr (op == Op::kDTemb) {
+      const int b = c0 + row;
+      if (b >= p.B) continue;
+      float* dst = static_cast<float*>(p.out) + static_cast<std::int64_t>(blockIdx.z) * p.B * kK +
+                   static_cast<std::int64_t>(b) * kK + m0 + col;
+      *reinterpret_cast<float4*>(dst) = lo;
+      *reinterpret_cast<float4*>(dst + 4) = hi;
+    } else {
+      uint4 packed;
+      __nv_bfloat162* pk = reinterpret_cast<__nv_bfloat162*>(&packed);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) pk[q] = __floats2bfloat162_rn(x[2 * q], x[2 * q + 1]);
+      *reinterpret_cast<uint4*>(static_cast<bf16*>(p.out) +
+                                static_cast<std::int64_t>(m0 + row) * kK + c0 + col) = packed;
+    }
+  }
+}
+
+template <class C, Op op>
+cudaError_t launch(const GemmParams& p, int c_extent, int m_extent, int splits,
+                   cudaStream_t stream) {
+  cudaError_t err = cudaFuncSetAttribute(gemm_kernel<C, op>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(C::kSmemBytes));
+  if (err != cudaSuccess) return err;
+  const dim3 grid((c_extent + C::BN - 1) / C::BN, m_extent / C::BM, splits);
+  gemm_kernel<C, op><<<grid, C::kThreads, C::kSmemBytes, stream>>>(p);
+  return cudaGetLastError();
+}
+
+// Fixed per-op shapes. kForward / kDTemb stream W as the A operand: 128 W rows by 64 r per
+// stage keeps 48 KB of W in flight per CTA for small batches (two CTAs per SM).
+using FwdConfig = Config<128, 64, 64, 4, 2, Op::kForward>;
+using DTembConfig = Config<128, 64, 64, 4, 2, Op::kDTemb>;
+using GradWConfig = Config<128, 128, 32, 2, 4, Op::kGradW>;
+
+}  // namespace mma
+
+// ---------------------------------------------------------------------------------------------
+// fp32: CUDA-core FFMA (no TF32), 64x64 CTA tile, 16-deep r-tile, 4x4 outputs per thread,
+// operands staged through registers into [r][i] shared-memory tiles (double buffered).
+// Thread (tc, tm) with tc = tid / 16 owning columns so that all-padding column groups map to
+// whole warps, which then skip their FFMAs.
+namespace simt {
+
+constexpr int kBM = 64;
+constexpr int kBN = 64;
+constexpr int kBR = 16;
+constexpr int kThreads = 256;
+
+// Loads one 64 x 16 operand tile (i-range [i0, i0+64), r-range [r0, r0+16)) into registers,
+// one float4 per thread; storage rows at or beyond row_limit read as zero.
+template <bool rcontig>
+__device__ __forceinline__ float4 fetch(const float* g, std::int64_t ld, int i0, int r0,
+                                        int row_limit) {
+  const int t = threadIdx.x;
+  int grow;
+  int gcol;
+  if constexpr (rcontig) {
+    grow = i0 + t / 4;
+    gcol = r0 + (t % 4) * 4;
+  } else {
+    grow = r0 + t / 16;
+    gcol = i0 + (t % 16) * 4;
+  }
+  if (grow >= row_limit) return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  return *reinterpret_cast<const float4*>(g + static_cast<std::int64_t>(grow) * ld + gcol);
+}
+
+template <bool rcontig>
+__device__ __forceinline__ void store(float (*tile)[kBM], float4 v) {
+  const int t = threadIdx.x;
+  if constexpr (rcontig) {
+    const int i = t / 4;
+    const int r = (t % 4) * 4;
+    tile[r + 0][i] = v.x;
+    tile[r + 1][i] = v.y;
+    tile[r + 2][i] = v.z;
+    tile[r + 3][i] = v.w;
+  } else {
+    *reinterpret_cast<float4*>(&tile[t / 16][(t % 16) * 4]) = v;
+  }
+}
+
+template <Op op>
+__global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
+  using L = OpLayout<op>;
+  __shared__ __align__(16) float sa[2][kBR][kBM];
+  __shared__ __align__(16) float sb[2][kBR][kBN];
+
+  const int c0 = blockIdx.x * kBN;
+  const int m0 = blockIdx.y * kBM;
+  const int r_base = blockIdx.z * p.r_len;
+  const int tc = threadIdx.x / 16;
+  const int tm = threadIdx.x % 16;
+  const float* ga = static_cast<const float*>(p.a);
+  const float* gb = static_cast<const float*>(p.b);
+  const bool active = c0 + tc * 4 < p.c_valid;
+
+  float acc[4][4];
+  float hi[4][4];
+  float lo[4][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc[i][j] = hi[i][j] = lo[i][j] = 0.0f;
+
+  const int num_tiles = p.r_len / kBR;
+  float4 va = fetch<L::a_rcontig>(ga, p.lda, m0, r_base, p.a_row_limit);
+  float4 vb = fetch<L::b_rcontig>(gb, p.ldb, c0, r_base, p.b_row_limit);
+  store<L::a_rcontig>(sa[0], va);
+  store<L::b_rcontig>(sb[0], vb);
+  __syncthreads();
+
+  for (int tile = 0; tile < num_tiles; ++tile) {
+    const int cur = tile & 1;
+    if (tile + 1 < num_tiles) {
+      const int r0 = r_base + (tile + 1) * kBR;
+      va = fetch<L::a_rcontig>(ga, p.lda, m0, r0, p.a_row_limit);
+      vb = fetch<L::b_rcontig>(gb, p.ldb, c0, r0, p.b_row_limit);
+    }
+    if (active) {
+#pragma unroll
+      for (int r = 0; r < kBR; ++r) {
+        const float4 a = *reinterpret_cast<const float4*>(&sa[cur][r][tm * 4]);
+        const float4 b = *reinterpret_cast<const float4*>(&sb[cur][r][tc * 4]);
+        const float av[4] = {a.x, a.y, a.z, a.w};
+        const float bv[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+      }
+      if constexpr (op == Op::kGradW) {
+        // One r-tile of batch rows is one chunk: fold it into the compensated sum.
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            two_sum_add(hi[i][j], lo[i][j], acc[i][j]);
+            acc[i][j] = 0.0f;
+          }
+      }
+    }
+    if (tile + 1 < num_tiles) {
+      store<L::a_rcontig>(sa[cur ^ 1], va);
+      store<L::b_rcontig>(sb[cur ^ 1], vb);
+    }
+    __syncthreads();
+  }
+
+  if (!active) return;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int m = m0 + tm * 4 + i;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int c = c0 + tc * 4 + j;
+      if constexpr (op == Op::kForward) {
+        if (c < p.B)
+          static_cast<float*>(p.out)[static_cast<std::int64_t>(c) * kN + m] =
+              acc[i][j] + static_cast<const float*>(p.bias)[m];
+      } else if constexpr (op == Op::kDTemb) {
+        if (c < p.B)
+          static_cast<float*>(p.out)[static_cast<std::int64_t>(blockIdx.z) * p.B * kK +
+                                     static_cast<std::int64_t>(c) * kK + m] = acc[i][j];
+      } else {
+        static_cast<float*>(p.out)[static_cast<std::int64_t>(m) * kK + c] =
+            two_sum_value(hi[i][j], lo[i][j]);
+      }
+    }
+  }
+}
+
+template <Op op>
+cudaError_t launch(const GemmParams& p, dim3 grid, cudaStream_t stream) {
+  gemm_kernel<op><<<grid, kThreads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace simt
+
+// ---------------------------------------------------------------------------------------------
+// Host side.
+
+std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+std::size_t elem_size(Storage s) { return s == Storage::float32 ? 4 : 2; }
+
+bool supported(const Problem& p) {
+  return p.K == kK && p.N == kN && p.B >= 0 && p.B <= (1 << 20);
+}
+
+std::size_t silu_bytes(const Problem& p) {
+  return align_up(static_cast<std::size_t>(p.B) * kK * elem_size(p.storage), 256);
+}
+
+std::size_t partial_bytes(const Problem& p) {
+  return static_cast<std::size_t>(kSplitN) * static_cast<std::size_t>(p.B) * kK * sizeof(float);
+}
+
+unsigned blocks_for(std::int64_t count, int threads) {
+  return static_cast<unsigned>((count + threads - 1) / threads);
+}
+
+template <class T>
+cudaError_t launch_silu(const void* temb, void* s, int B, cudaStream_t stream) {
+  const std::int64_t count = static_cast<std::int64_t>(B) * kK;
+  silu_kernel<T><<<blocks_for(count, 256), 256, 0, stream>>>(static_cast<const T*>(temb),
+                                                               static_cast<T*>(s), count);
+  return cudaGetLastError();
+}
+
+int round_up_int(int v, int m) { return (v + m - 1) / m * m; }
+
+template <class T>
+cudaError_t forward_impl(int B, const ForwardTensors& t, void* ws, cudaStream_t stream) {
+  cudaError_t err = launch_silu<T>(t.temb, ws, B, stream);
+  if (err != cudaSuccess) return err;
+  GemmParams p{};
+  p.a = t.weight;
+  p.lda = kK;
+  p.a_row_limit = kN;
+  p.b = ws;
+  p.ldb = kK;
+  p.b_row_limit = B;
+  p.r_len = kK;
+  p.c_valid = B;
+  p.out = t.out;
+  p.bias = t.bias;
+  p.B = B;
+  if constexpr (sizeof(T) == 2) {
+    return mma::launch<mma::FwdConfig, Op::kForward>(p, B, kN, 1, stream);
+  } else {
+    return simt::launch<Op::kForward>(
+        p, dim3((B + simt::kBN - 1) / simt::kBN, kN / simt::kBM, 1), stream);
+  }
+}
+
+template <class T>
+cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, void* ws,
+                          cudaStream_t stream) {
+  unsigned char* base = static_cast<unsigned char*>(ws);
+  void* s = base;
+  float* partial = reinterpret_cast<float*>(base + silu_bytes(prob));
+  cudaError_t err = launch_silu<T>(t.temb, s, B, stream);
+  if (err != cudaSuccess) return err;
+
+  GemmParams dt{};
+  dt.a = t.weight;
+  dt.lda = kK;
+  dt.a_row_limit = kN;
+  dt.b = t.grad_out;
+  dt.ldb = kN;
+  dt.b_row_limit = B;
+  dt.r_len = kN / kSplitN;
+  dt.c_valid = B;
+  dt.out = partial;
+  dt.B = B;
+
+  GemmParams gw{};
+  gw.a = t.grad_out;
+  gw.lda = kN;
+  gw.a_row_limit = B;
+  gw.b = s;
+  gw.ldb = kK;
+  gw.b_row_limit = B;
+  gw.c_valid = kK;
+  gw.out = t.grad_weight;
+  gw.B = B;
+
+  if constexpr (sizeof(T) == 2) {
+    err = mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream);
+    if (err != cudaSuccess) return err;
+    gw.r_len = round_up_int(B, mma::GradWConfig::BR);
+    err = mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream);
+  } else {
+    err = simt::launch<Op::kDTemb>(
+        dt, dim3((B + simt::kBN - 1) / simt::kBN, kK / simt::kBM, kSplitN), stream);
+    if (err != cudaSuccess) return err;
+    gw.r_len = round_up_int(B, simt::kBR);
+    err = simt::launch<Op::kGradW>(gw, dim3(kK / simt::kBN, kN / simt::kBM, 1), stream);
+  }
+  if (err != cudaSuccess) return err;
+
+  const std::int64_t count = static_cast<std::int64_t>(B) * kK;
+  dtemb_combine_kernel<T><<<blocks_for(count, 256), 256, 0, stream>>>(
+      partial, static_cast<const T*>(t.temb), static_cast<T*>(t.grad_temb), count);
+  err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
+  grad_bias_kernel<T><<<kN / kBiasCols, kBiasCols * kBiasGroups, 0, stream>>>(
+      static_cast<const T*>(t.grad_out), static_cast<T*>(t.grad_bias), B, kN);
+  return cudaGetLastError();
+}
+
+__global__ void strict_probe_kernel(const float* num, const float* den, float subnormal_in,
+                                    float half, float* quot, float* root, float* sub_out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    quot[i] = num[i] / den[i];
+    root[i] = sqrtf(num[i]);
+  }
+  if (i == 0) *sub_out = subnormal_in * half;
+}
+
+}  // namespace
+
+std::size_t forward_workspace_bytes(const Problem& problem) {
+  if (!supported(problem)) return 0;
+  return silu_bytes(problem);
+}
+
+std::size_t backward_workspace_bytes(const Problem& problem) {
+  if (!supported(problem)) return 0;
+  return silu_bytes(problem) + partial_bytes(problem);
+}
+
+cudaError_t launch_forward(const Problem& problem, const ForwardTensors& tensors, void* workspace,
+                           std::size_t workspace_bytes, cudaStream_t stream) {
+  if (!supported(problem)) return cudaErrorInvalidValue;
+  if (problem.B == 0) return cudaSuccess;
+  if (workspace == nullptr || workspace_bytes < forward_workspace_bytes(problem))
+    return cudaErrorInvalidValue;
+  const int B = static_cast<int>(problem.B);
+  return problem.storage == Storage::float32
+             ? forward_impl<float>(B, tensors, workspace, stream)
+             : forward_impl<bf16>(B, tensors, workspace, stream);
+}
+
+cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tensors, void* workspace,
+                            std::size_t workspace_bytes, cudaStream_t stream) {
+  if (!supported(problem)) return cudaErrorInvalidValue;
+  if (workspace == nullptr || workspace_bytes < backward_workspace_bytes(problem))
+    return cudaErrorInvalidValue;
+  const int B = static_cast<int>(problem.B);
+  if (B == 0) {
+    // An empty batch still defines grad_weight and grad_bias: all zeros.
+    const std::size_t es = elem_size(problem.storage);
+    cudaError_t err = cudaMemsetAsync(tensors.grad_weight, 0, es * kN * kK, stream);
+    if (err != cudaSuccess) return err;
+    return cudaMemsetAsync(tensors.grad_bias, 0, es * kN, stream);
+  }
+  return problem.storage == Storage::float32
+             ? backward_impl<float>(B, tensors, problem, workspace, stream)
+             : backward_impl<bf16>(B, tensors, problem, workspace, stream);
+}
+
+cudaError_t run_strict_math_probe(bool* strict, char* detail, std::size_t detail_capacity) {
+  constexpr int n = 256;
+  std::vector<float> num(n);
+  std::vector<float> den(n);
+  std::uint32_t state = 0x9e3779b9u;
+  auto next = [&state]() {
+    state = state * 1664525u + 1013904223u;
+    return state;
+  };
+  for (int i = 0; i < n; ++i) {
+    num[i] = 1.0f + static_cast<float>(next() >> 8) * 0x1p-24f * 1000.0f;
+    den[i] = 1.0f + static_cast<float>(next() >> 8) * 0x1p-24f * 3.0f;
+  }
+  float* d = nullptr;
+  cudaError_t err = cudaMalloc(&d, sizeof(float) * (4 * n + 1));
+  if (err != cudaSuccess) return err;
+  float* dnum = d;
+  float* dden = d + n;
+  float* dquot = d + 2 * n;
+  float* droot = d + 3 * n;
+  float* dsub = d + 4 * n;
+  std::vector<float> quot(n);
+  std::vector<float> root(n);
+  float sub = 0.0f;
+  const float subnormal_in = 0x1p-126f;  // smallest normal; half of it is subnormal
+  err = cudaMemcpy(dnum, num.data(), sizeof(float) * n, cudaMemcpyHostToDevice);
+  if (err == cudaSuccess) err = cudaMemcpy(dden, den.data(), sizeof(float) * n, cudaMemcpyHostToDevice);
+  if (err == cudaSuccess) {
+    strict_probe_kernel<<<1, n>>>(dnum, dden, subnormal_in, 0.5f, dquot, droot, dsub, n);
+    err = cudaGetLastError();
+  }
+  if (err == cudaSuccess) err = cudaMemcpy(quot.data(), dquot, sizeof(float) * n, cudaMemcpyDeviceToHost);
+  if (err == cudaSuccess) err = cudaMemcpy(root.data(), droot, sizeof(float) * n, cudaMemcpyDeviceToHost);
+  if (err == cudaSuccess) err = cudaMemcpy(&sub, dsub, sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(d);
+  if (err != cudaSuccess) return err;
+
+  // Float quotients and square roots computed in double and rounded once are correctly rounded
+  // (53 >= 2*24 + 2), so they are the exact IEEE results the device must reproduce.
+  int div_bad = 0;
+  int sqrt_bad = 0;
+  for (int i = 0; i < n; ++i) {
+    const float q = static_cast<float>(static_cast<double>(num[i]) / static_cast<double>(den[i]));
+    const float r = static_cast<float>(std::sqrt(static_cast<double>(num[i])));
+    if (std::memcmp(&q, &quot[i], sizeof(float)) != 0) ++div_bad;
+    if (std::memcmp(&r, &root[i], sizeof(float)) != 0) ++sqrt_bad;
+  }
+  const bool sub_ok = sub == 0x1p-127f;
+  *strict = div_bad == 0 && sqrt_bad == 0 && sub_ok;
+  if (detail != nullptr && detail_capacity > 0) {
+    std::snprintf(detail, detail_capacity,
+                  "division mismatches %d/%d, sqrt mismatches %d/%d, subnormal %s", div_bad, n,
+                  sqrt_bad, n, sub_ok ? "kept" : "flushed");
+  }
+  return cudaSuccess;
+}
+
+}  // namespace rlk::cuda::qwenimage
