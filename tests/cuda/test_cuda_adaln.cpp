@@ -1,0 +1,242 @@
+// The CUDA operator through the public API, on a real GPU. Every test skips with the reason
+// on a machine without one. Contract: docs/operators/qwenimage-adaln-mod-projection.md.
+#include <algorithm>
+#include <tuple>
+
+#include "adaln_gpu_harness.hpp"
+
+namespace rlk::cuda_test {
+namespace {
+
+#define REQUIRE_CUDA_OP(op_var, device)                         \
+  std::string skip_reason;                                      \
+  auto op_var = cuda_op_or_skip_reason(device, skip_reason);    \
+  if (!op_var) GTEST_SKIP() << skip_reason;
+
+Tolerance tolerance_of(DType dtype) {
+  static auto registry = Registry::open();
+  return (*registry)->find_spec(kKey)->numeric(dtype)->tolerance;
+}
+
+void expect_within(const char* name, const HostTensor& got, const std::vector<double>& ref, Tolerance tol) {
+  std::string worst;
+  const auto bad = count_out_of_tolerance(got, ref, tol, worst);
+  EXPECT_EQ(bad, 0) << name << ": " << bad << " elements out of tolerance; worst " << worst;
+}
+
+std::vector<double> as_doubles(const HostTensor& t) {
+  std::vector<double> v(static_cast<std::size_t>(t.count()));
+  for (std::int64_t i = 0; i < t.count(); ++i) v[i] = t.value(i);
+  return v;
+}
+
+using AccuracyCase = std::tuple<DType, ModStream, std::uint64_t, std::int64_t>;
+
+class Accuracy : public ::testing::TestWithParam<AccuracyCase> {};
+
+TEST_P(Accuracy, EveryOutputIsWithinTheSpecToleranceOfTheOracleAndTheReference) {
+  REQUIRE_CUDA_OP(op, 0);
+  const auto [dtype, stream, seed, B] = GetParam();
+  const Inputs in = make_inputs(dtype, B, seed, stream);
+  const Outputs gpu = run_on_gpu(*op, in);
+  const auto oracle = run_oracle(in);
+  const Tolerance tol = tolerance_of(dtype);
+  expect_within("out vs oracle", gpu.out, oracle.at("out"), tol);
+  expect_within("grad_temb vs oracle", gpu.grad_temb, oracle.at("grad_temb"), tol);
+  expect_within("grad_weight vs oracle", gpu.grad_weight, oracle.at("grad_weight"), tol);
+  expect_within("grad_bias vs oracle", gpu.grad_bias, oracle.at("grad_bias"), tol);
+  // The CPU FP32 reference keeps the same contract: the GPU must agree with it within the
+  // sum of both tolerances against the oracle.
+  const Outputs ref = run_reference(in);
+  const Tolerance twice{2 * tol.atol, 2 * tol.rtol};
+  expect_within("out vs reference", gpu.out, as_doubles(ref.out), twice);
+  expect_within("grad_temb vs reference", gpu.grad_temb, as_doubles(ref.grad_temb), twice);
+  expect_within("grad_weight vs reference", gpu.grad_weight, as_doubles(ref.grad_weight), twice);
+  expect_within("grad_bias vs reference", gpu.grad_bias, as_doubles(ref.grad_bias), twice);
+}
+
+std::string accuracy_name(const ::testing::TestParamInfo<AccuracyCase>& info) {
+  const auto [dtype, stream, seed, B] = info.param;
+  return std::string(dtype == DType::float32 ? "fp32" : "bf16") + (stream == ModStream::image ? "_img" : "_txt") +
+         "_seed" + std::to_string(seed) + "_B" + std::to_string(B);
+}
+
+INSTANTIATE_TEST_SUITE_P(CudaAdaln, Accuracy,
+                         ::testing::Combine(::testing::Values(DType::float32, DType::bfloat16),
+                                            ::testing::Values(ModStream::image, ModStream::text),
+                                            ::testing::Values(0u, 127u, 2026u), ::testing::Values(1, 3, 256, 2048)),
+                         accuracy_name);
+
+class Invariance : public ::testing::TestWithParam<DType> {};
+
+void expect_rows_equal(const Outputs& whole, const std::vector<std::int64_t>& rows_in_whole, const Outputs& part,
+                       const std::string& what) {
+  for (std::size_t i = 0; i < rows_in_whole.size(); ++i) {
+    ASSERT_EQ(whole.out.row(rows_in_whole[i]), part.out.row(static_cast<std::int64_t>(i)))
+        << what << ": out row " << rows_in_whole[i] << " differs in bytes";
+    ASSERT_EQ(whole.grad_temb.row(rows_in_whole[i]), part.grad_temb.row(static_cast<std::int64_t>(i)))
+        << what << ": grad_temb row " << rows_in_whole[i] << " differs in bytes";
+  }
+}
+
+TEST_P(Invariance, RowBytesDoNotDependOnBatchSizeOrPosition) {
+  REQUIRE_CUDA_OP(op, 0);
+  const DType dtype = GetParam();
+  const Inputs all = make_inputs(dtype, 2048, 7, ModStream::image);
+  const Outputs whole = run_on_gpu(*op, all);
+  for (std::int64_t row : {0, 1, 63, 254, 255, 256, 257, 1023, 2047}) {
+    expect_rows_equal(whole, {row}, run_on_gpu(*op, rows_of(all, {row})), "alone vs B=2048");
+  }
+  for (std::int64_t B : {64, 255, 256, 257}) {
+    expect_rows_equal(whole, iota_rows(0, B), run_on_gpu(*op, rows_of(all, iota_rows(0, B))), "B=" + std::to_string(B));
+  }
+  std::vector<std::int64_t> reversed = iota_rows(0, 2048);
+  std::reverse(reversed.begin(), reversed.end());
+  expect_rows_equal(whole, reversed, run_on_gpu(*op, rows_of(all, reversed)), "reversed batch");
+  // Row 5 moved to positions 255, 256 and 257 of a batch of other rows.
+  for (std::int64_t position : {255, 256, 257}) {
+    std::vector<std::int64_t> rows = iota_rows(1000, 300);
+    rows[position] = 5;
+    const Outputs moved = run_on_gpu(*op, rows_of(all, rows));
+    ASSERT_EQ(moved.out.row(position), whole.out.row(5)) << "row 5 at position " << position;
+    ASSERT_EQ(moved.grad_temb.row(position), whole.grad_temb.row(5)) << "row 5 at position " << position;
+  }
+}
+
+TEST_P(Invariance, ParameterGradientsRepeatAndIgnoreAppendedZeroRows) {
+  REQUIRE_CUDA_OP(op, 0);
+  const DType dtype = GetParam();
+  for (auto [B, padded] : {std::pair<std::int64_t, std::int64_t>{1, 2}, {255, 256}, {255, 300}, {256, 2048}, {257, 2048}}) {
+    Inputs in = make_inputs(dtype, padded, 11, ModStream::text);
+    // Rows past B carry random temb and zero grad_out: they add nothing to the sums over rows.
+    std::fill(in.grad_out.bytes.begin() + B * N * element_size(dtype), in.grad_out.bytes.end(), std::byte{0});
+    const Outputs small = run_on_gpu(*op, rows_of(in, iota_rows(0, B)));
+    const Outputs again = run_on_gpu(*op, rows_of(in, iota_rows(0, B)));
+    const Outputs large = run_on_gpu(*op, in);
+    const std::string what = "B=" + std::to_string(B) + " padded to " + std::to_string(padded);
+    EXPECT_EQ(small.grad_weight.bytes, again.grad_weight.bytes) << what << ": grad_weight differs between two runs";
+    EXPECT_EQ(small.grad_bias.bytes, again.grad_bias.bytes) << what << ": grad_bias differs between two runs";
+    EXPECT_EQ(small.grad_weight.bytes, large.grad_weight.bytes) << what << ": grad_weight changed";
+    EXPECT_EQ(small.grad_bias.bytes, large.grad_bias.bytes) << what << ": grad_bias changed";
+  }
+}
+
+TEST_P(Invariance, StreamsAndGraphReplayGiveTheSameBytes) {
+  REQUIRE_CUDA_OP(op, 0);
+  const DType dtype = GetParam();
+  const Inputs in = make_inputs(dtype, 257, 3, ModStream::image);
+  const Outputs eager = run_on_gpu(*op, in);
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  const Outputs on_stream = run_on_gpu(*op, in, stream);
+  EXPECT_EQ(eager.out.bytes, on_stream.out.bytes);
+  EXPECT_EQ(eager.grad_temb.bytes, on_stream.grad_temb.bytes);
+  EXPECT_EQ(eager.grad_weight.bytes, on_stream.grad_weight.bytes);
+  EXPECT_EQ(eager.grad_bias.bytes, on_stream.grad_bias.bytes);
+
+  // Capture forward + backward into a graph and replay it twice.
+  const std::int64_t B = 257;
+  DeviceTensor temb(in.temb, 0), weight(in.weight, 0), bias(in.bias, 0), grad_out(in.grad_out, 0);
+  DeviceTensor out(dtype, {B, N}, 0), grad_temb(dtype, {B, K}, 0), grad_weight(dtype, {N, K}, 0), grad_bias(dtype, {N}, 0);
+  const TensorMap forward{{"temb", temb.view()}, {"weight", weight.view()}, {"bias", bias.view()}, {"out", out.view()}};
+  const TensorMap backward{{"temb", temb.view()},         {"weight", weight.view()},           {"grad_out", grad_out.view()},
+                           {"grad_temb", grad_temb.view()}, {"grad_weight", grad_weight.view()}, {"grad_bias", grad_bias.view()}};
+  const std::uint64_t bytes = std::max<std::uint64_t>(op->workspace_bytes(Direction::backward, backward).value(), 16);
+  void* workspace = nullptr;
+  check_cuda(cudaMalloc(&workspace, bytes), "workspace");
+  const RunOptions options{stream, workspace, bytes};
+  cudaGraph_t graph = nullptr;
+  check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "begin capture");
+  auto f = op->forward(forward, options);
+  auto b = op->backward(backward, options);
+  check_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
+  ASSERT_TRUE(f) << f.error().to_string();
+  ASSERT_TRUE(b) << b.error().to_string();
+  cudaGraphExec_t exec = nullptr;
+  check_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  for (int replay = 0; replay < 2; ++replay) {
+    check_cuda(cudaGraphLaunch(exec, stream), "launch");
+    check_cuda(cudaStreamSynchronize(stream), "synchronize");
+    EXPECT_EQ(out.download().bytes, eager.out.bytes) << "replay " << replay;
+    EXPECT_EQ(grad_temb.download().bytes, eager.grad_temb.bytes) << "replay " << replay;
+    EXPECT_EQ(grad_weight.download().bytes, eager.grad_weight.bytes) << "replay " << replay;
+    EXPECT_EQ(grad_bias.download().bytes, eager.grad_bias.bytes) << "replay " << replay;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaFree(workspace);
+  cudaStreamDestroy(stream);
+}
+
+TEST_P(Invariance, NanAndInfPropagateOnlyToTheirRows) {
+  REQUIRE_CUDA_OP(op, 0);
+  const DType dtype = GetParam();
+  Inputs in = make_inputs(dtype, 4, 5, ModStream::image);
+  const Outputs clean = run_on_gpu(*op, in);
+  // temb[1][7] = NaN, grad_out[2][9] = +Inf.
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  auto put = [&](HostTensor& t, std::int64_t index, float value) {
+    if (dtype == DType::bfloat16) {
+      const bfloat16 b = to_bfloat16(value);
+      std::memcpy(t.bytes.data() + 2 * index, &b.bits, 2);
+    } else {
+      std::memcpy(t.bytes.data() + 4 * index, &value, 4);
+    }
+  };
+  put(in.temb, 1 * K + 7, nan);
+  put(in.grad_out, 2 * N + 9, inf);
+  const Outputs dirty = run_on_gpu(*op, in);
+  for (std::int64_t n = 0; n < N; ++n) ASSERT_TRUE(std::isnan(dirty.out.value(1 * N + n))) << "out[1][" << n << "]";
+  EXPECT_EQ(dirty.out.row(0), clean.out.row(0));
+  EXPECT_EQ(dirty.out.row(3), clean.out.row(3));
+  EXPECT_TRUE(std::isinf(dirty.grad_bias.value(9)) || std::isnan(dirty.grad_bias.value(9)));
+  EXPECT_EQ(dirty.grad_temb.row(0), clean.grad_temb.row(0));
+  EXPECT_TRUE(std::isnan(dirty.grad_weight.value(9 * K + 7)) || std::isinf(dirty.grad_weight.value(9 * K + 7)));
+}
+
+INSTANTIATE_TEST_SUITE_P(CudaAdaln, Invariance, ::testing::Values(DType::float32, DType::bfloat16),
+                         [](const auto& info) { return std::string(info.param == DType::float32 ? "fp32" : "bf16"); });
+
+TEST(CudaAdalnDevices, RunsOnTheDeviceOfItsTensorsWhateverDeviceIsCurrent) {
+  REQUIRE_CUDA_OP(op0, 0);
+  std::string reason;
+  auto op1 = cuda_op_or_skip_reason(1, reason);
+  if (!op1) GTEST_SKIP() << reason;
+  const Inputs in = make_inputs(DType::bfloat16, 64, 9, ModStream::text);
+  const Outputs on0 = run_on_gpu(*op0, in);
+  check_cuda(cudaSetDevice(0), "cudaSetDevice(0)");  // cuda:0 current while the op runs on cuda:1
+  const Outputs on1 = run_on_gpu(*op1, in);
+  int current = -1;
+  check_cuda(cudaGetDevice(&current), "cudaGetDevice");
+  EXPECT_EQ(current, 0) << "the op must restore the caller's current device";
+  EXPECT_EQ(on0.out.bytes, on1.out.bytes);
+  EXPECT_EQ(on0.grad_temb.bytes, on1.grad_temb.bytes);
+  EXPECT_EQ(on0.grad_weight.bytes, on1.grad_weight.bytes);
+  EXPECT_EQ(on0.grad_bias.bytes, on1.grad_bias.bytes);
+}
+
+TEST(CudaAdalnRefusals, TensorOnAnotherDeviceOrTooSmallWorkspaceWritesNothing) {
+  REQUIRE_CUDA_OP(op, 0);
+  const Inputs in = make_inputs(DType::float32, 3, 1, ModStream::image);
+  DeviceTensor temb(in.temb, 0), weight(in.weight, 0), grad_out(in.grad_out, 0);
+  DeviceTensor grad_temb(DType::float32, {3, K}, 0), grad_weight(DType::float32, {N, K}, 0), grad_bias(DType::float32, {N}, 0);
+  TensorMap backward{{"temb", temb.view()},         {"weight", weight.view()},           {"grad_out", grad_out.view()},
+                     {"grad_temb", grad_temb.view()}, {"grad_weight", grad_weight.view()}, {"grad_bias", grad_bias.view()}};
+  const auto poisoned = grad_bias.download().bytes;
+  const std::uint64_t needed = op->workspace_bytes(Direction::backward, backward).value();
+  if (needed > 0) {
+    auto refused = op->backward(backward, RunOptions{nullptr, nullptr, 0});
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code(), ErrorCode::workspace_too_small);
+    EXPECT_NE(refused.error().to_string().find("argument 'workspace'"), std::string::npos) << refused.error().to_string();
+  }
+  backward["grad_out"].device.device_id = 1;
+  auto refused = op->backward(backward, RunOptions{});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().to_string().find("argument 'grad_out' is on cuda:1"), std::string::npos) << refused.error().to_string();
+  EXPECT_EQ(grad_bias.download().bytes, poisoned);
+  EXPECT_EQ(grad_temb.download().bytes, std::vector<std::byte>(grad_temb.download().bytes.size(), std::byte{0xFF}));
+}
+
+}  // namespace
+}  // namespace rlk::cuda_test
