@@ -61,7 +61,8 @@ void for_each_range(std::int64_t count, int threads, const Body& body) {
 
 // Blocking of the product loops. Output elements are produced in chunks of
 // kRowChunk x kColChunk, one chunk per work item; within a chunk the reduction runs in
-// slices of kDepthChunk, and a packed slice of the right-hand matrix feeds kTileCols
+// slices of kDepthChunk: both operands' slices are packed (contiguous, widened to the
+// accumulation type), and each depth step of the right-hand slice feeds kTileCols
 // independent accumulators per row (so the compiler vectorizes across output columns while
 // each element's own sum stays in ascending order), kRowGroup rows at a time.
 constexpr std::int64_t kTileCols = 8;
@@ -70,39 +71,37 @@ constexpr std::int64_t kRowChunk = 64;
 constexpr std::int64_t kColChunk = 64;
 constexpr std::int64_t kDepthChunk = 256;
 
-// float accumulates with compensation (Kahan-Babuska-Neumaier); the branch-free two-sum
-// yields exactly Neumaier's correction for finite values, so it vectorizes without changing
-// a bit. double (the oracle) accumulates plainly.
-template <class Acc>
-constexpr bool kCompensated = std::is_same_v<Acc, float>;
-
 // kTileCols accumulators of one row, as one GCC vector: element-wise IEEE operations, so each
 // lane computes exactly what the scalar code would.
 template <class Acc>
 using Lanes [[gnu::vector_size(kTileCols * sizeof(Acc))]] = Acc;
 
-template <class Acc, std::int64_t Rows, class AStorage>
-void accumulate_tile(MatrixView<AStorage> a, std::int64_t row0, std::int64_t depth0,
-                     std::int64_t depth_count, const Acc* packed, Acc* sum, Acc* correction) {
-  Lanes<Acc> s[Rows];
-  Lanes<Acc> c[Rows];
+// The reference's kernel: for each of Rows rows (packed kDepthChunk apart in `rows`) and each
+// of the tile's kTileCols columns (packed kTileCols per depth step in `columns`), adds the
+// products in ascending depth order to a float sum with Kahan-Babuska-Neumaier compensation.
+// The branch-free two-sum yields exactly Neumaier's correction for finite values, so it
+// vectorizes without changing a bit. Cloned for AVX2: wider vectors, same IEEE operations per
+// lane (no FMA), so the bytes do not depend on which clone runs.
+template <std::int64_t Rows>
+[[gnu::target_clones("avx2", "default")]] void accumulate_tile(const float* rows,
+                                                               const float* columns,
+                                                               std::int64_t depth_count,
+                                                               float* sum, float* correction) {
+  Lanes<float> s[Rows];
+  Lanes<float> c[Rows];
   for (std::int64_t r = 0; r < Rows; ++r) {
     std::memcpy(&s[r], sum + r * kColChunk, sizeof(s[r]));
     std::memcpy(&c[r], correction + r * kColChunk, sizeof(c[r]));
   }
   for (std::int64_t d = 0; d < depth_count; ++d) {
-    Lanes<Acc> b;
-    std::memcpy(&b, packed + d * kTileCols, sizeof(b));
+    Lanes<float> b;
+    std::memcpy(&b, columns + d * kTileCols, sizeof(b));
     for (std::int64_t r = 0; r < Rows; ++r) {
-      const Lanes<Acc> term = widen(a.at(row0 + r, depth0 + d)) * b;
-      if constexpr (kCompensated<Acc>) {
-        const Lanes<Acc> total = s[r] + term;
-        const Lanes<Acc> term_part = total - s[r];
-        c[r] += (s[r] - (total - term_part)) + (term - term_part);
-        s[r] = total;
-      } else {
-        s[r] += term;
-      }
+      const Lanes<float> term = rows[r * kDepthChunk + d] * b;
+      const Lanes<float> total = s[r] + term;
+      const Lanes<float> term_part = total - s[r];
+      c[r] += (s[r] - (total - term_part)) + (term - term_part);
+      s[r] = total;
     }
   }
   for (std::int64_t r = 0; r < Rows; ++r) {
@@ -111,16 +110,34 @@ void accumulate_tile(MatrixView<AStorage> a, std::int64_t row0, std::int64_t dep
   }
 }
 
-// Once a running sum is infinite or NaN, the correction is meaningless (inf - inf); the sum
-// alone is what plain IEEE summation gives, so non-finite values propagate as IEEE does.
-template <class Acc>
-Acc finish_sum(Acc sum, Acc correction) {
-  if constexpr (kCompensated<Acc>) {
-    return std::isfinite(sum) ? sum + correction : sum;
-  } else {
-    return sum;
+// The oracle's kernel: the same loop in double, summed plainly (its order is free; double
+// carries the precision), so the correction stays zero.
+template <std::int64_t Rows>
+void accumulate_tile(const double* rows, const double* columns, std::int64_t depth_count,
+                     double* sum, double* /*correction*/) {
+  Lanes<double> s[Rows];
+  for (std::int64_t r = 0; r < Rows; ++r) {
+    std::memcpy(&s[r], sum + r * kColChunk, sizeof(s[r]));
+  }
+  for (std::int64_t d = 0; d < depth_count; ++d) {
+    Lanes<double> b;
+    std::memcpy(&b, columns + d * kTileCols, sizeof(b));
+    for (std::int64_t r = 0; r < Rows; ++r) {
+      s[r] += rows[r * kDepthChunk + d] * b;
+    }
+  }
+  for (std::int64_t r = 0; r < Rows; ++r) {
+    std::memcpy(sum + r * kColChunk, &s[r], sizeof(s[r]));
   }
 }
+
+// Once a running sum is infinite or NaN, the correction is meaningless (inf - inf); the sum
+// alone is what plain IEEE summation gives, so non-finite values propagate as IEEE does.
+float finish_sum(float sum, float correction) {
+  return std::isfinite(sum) ? sum + correction : sum;
+}
+
+double finish_sum(double sum, double correction) { return sum + correction; }
 
 // For every (i, j) in [0, rows) x [0, cols): epilogue(i, j, sum over d ascending of
 // a(i, d) * b(d, j)), with products and sums in Acc.
@@ -133,7 +150,8 @@ void reduce_products(std::int64_t rows, std::int64_t cols, std::int64_t depth,
   for_each_range(row_chunks * col_chunks, threads, [&](std::int64_t first, std::int64_t last) {
     std::vector<Acc> sum(kRowChunk * kColChunk);
     std::vector<Acc> correction(kRowChunk * kColChunk);
-    std::vector<Acc> packed(kColChunk * kDepthChunk);
+    std::vector<Acc> packed_rows(kRowChunk * kDepthChunk);
+    std::vector<Acc> packed_columns(kColChunk * kDepthChunk);
     for (std::int64_t item = first; item < last; ++item) {
       const std::int64_t row_begin = item / col_chunks * kRowChunk;
       const std::int64_t col_begin = item % col_chunks * kColChunk;
@@ -144,28 +162,34 @@ void reduce_products(std::int64_t rows, std::int64_t cols, std::int64_t depth,
       std::fill(correction.begin(), correction.end(), Acc{0});
       for (std::int64_t depth0 = 0; depth0 < depth; depth0 += kDepthChunk) {
         const std::int64_t depth_count = std::min(kDepthChunk, depth - depth0);
+        for (std::int64_t row = 0; row < row_count; ++row) {
+          for (std::int64_t d = 0; d < depth_count; ++d) {
+            packed_rows[row * kDepthChunk + d] = widen(a.at(row_begin + row, depth0 + d));
+          }
+        }
         for (std::int64_t tile = 0; tile < tiles; ++tile) {
-          Acc* tile_data = packed.data() + tile * kDepthChunk * kTileCols;
+          Acc* tile_columns = packed_columns.data() + tile * kDepthChunk * kTileCols;
           for (std::int64_t j = 0; j < kTileCols; ++j) {
             const std::int64_t col = tile * kTileCols + j;
             for (std::int64_t d = 0; d < depth_count; ++d) {
-              tile_data[d * kTileCols + j] =
+              tile_columns[d * kTileCols + j] =
                   col < col_count ? widen(b.at(depth0 + d, col_begin + col)) : Acc{0};
             }
           }
         }
         for (std::int64_t tile = 0; tile < tiles; ++tile) {
-          const Acc* tile_data = packed.data() + tile * kDepthChunk * kTileCols;
+          const Acc* tile_columns = packed_columns.data() + tile * kDepthChunk * kTileCols;
           std::int64_t row = 0;
           for (; row + kRowGroup <= row_count; row += kRowGroup) {
             const std::int64_t offset = row * kColChunk + tile * kTileCols;
-            accumulate_tile<Acc, kRowGroup>(a, row_begin + row, depth0, depth_count, tile_data,
-                                            sum.data() + offset, correction.data() + offset);
+            accumulate_tile<kRowGroup>(packed_rows.data() + row * kDepthChunk, tile_columns,
+                                      depth_count, sum.data() + offset,
+                                      correction.data() + offset);
           }
           for (; row < row_count; ++row) {
             const std::int64_t offset = row * kColChunk + tile * kTileCols;
-            accumulate_tile<Acc, 1>(a, row_begin + row, depth0, depth_count, tile_data,
-                                    sum.data() + offset, correction.data() + offset);
+            accumulate_tile<1>(packed_rows.data() + row * kDepthChunk, tile_columns, depth_count,
+                               sum.data() + offset, correction.data() + offset);
           }
         }
       }

@@ -1,3 +1,5 @@
+// qwenimage_adaln_mod_projection's ReferenceEntry: reads B, K, N from the tensor shapes and
+// dispatches on dtype to the model functions of adaln_mod_projection.hpp.
 #include "qwenimage/adaln_mod_projection_entry.hpp"
 
 #include <cstddef>
@@ -33,7 +35,8 @@ Result<const DLTensor*> find_tensor(const TensorMap& args, const std::string& na
     return fail(ErrorCode::invalid_argument, "argument '" + name + "' is not a CPU tensor");
   }
   if (!is_row_major_contiguous(tensor)) {
-    return fail(ErrorCode::invalid_argument, "argument '" + name + "' is not row-major contiguous");
+    return fail(ErrorCode::invalid_argument,
+                "argument '" + name + "' is not row-major contiguous");
   }
   return &tensor;
 }
