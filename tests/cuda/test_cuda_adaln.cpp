@@ -30,41 +30,51 @@ std::vector<double> as_doubles(const HostTensor& t) {
   return v;
 }
 
-using AccuracyCase = std::tuple<DType, ModStream, std::uint64_t, std::int64_t>;
+// One case per (dtype, stream, seed). Inputs are drawn once at the largest B; smaller B take
+// the leading rows. The FP64 oracle runs at every B (its per-row outputs would be the same
+// rows, its parameter gradients are not). The CPU FP32 reference is compared where it costs
+// seconds (B <= 256); at B = 2048 on 16 cores it would take minutes per case, and the oracle
+// is the judge. B = 2048 runs for seed 0; `rlk conform` covers every seed at every B.
+using AccuracyCase = std::tuple<DType, ModStream, std::uint64_t>;
 
 class Accuracy : public ::testing::TestWithParam<AccuracyCase> {};
 
 TEST_P(Accuracy, EveryOutputIsWithinTheSpecToleranceOfTheOracleAndTheReference) {
   REQUIRE_CUDA_OP(op, 0);
-  const auto [dtype, stream, seed, B] = GetParam();
-  const Inputs in = make_inputs(dtype, B, seed, stream);
-  const Outputs gpu = run_on_gpu(*op, in);
-  const auto oracle = run_oracle(in);
+  const auto [dtype, stream, seed] = GetParam();
+  const std::vector<std::int64_t> batches = seed == 0 ? std::vector<std::int64_t>{1, 3, 256, 2048} : std::vector<std::int64_t>{1, 3, 256};
+  const Inputs all = make_inputs(dtype, batches.back(), seed, stream);
   const Tolerance tol = tolerance_of(dtype);
-  expect_within("out vs oracle", gpu.out, oracle.at("out"), tol);
-  expect_within("grad_temb vs oracle", gpu.grad_temb, oracle.at("grad_temb"), tol);
-  expect_within("grad_weight vs oracle", gpu.grad_weight, oracle.at("grad_weight"), tol);
-  expect_within("grad_bias vs oracle", gpu.grad_bias, oracle.at("grad_bias"), tol);
-  // The CPU FP32 reference keeps the same contract: the GPU must agree with it within the
-  // sum of both tolerances against the oracle.
-  const Outputs ref = run_reference(in);
   const Tolerance twice{2 * tol.atol, 2 * tol.rtol};
-  expect_within("out vs reference", gpu.out, as_doubles(ref.out), twice);
-  expect_within("grad_temb vs reference", gpu.grad_temb, as_doubles(ref.grad_temb), twice);
-  expect_within("grad_weight vs reference", gpu.grad_weight, as_doubles(ref.grad_weight), twice);
-  expect_within("grad_bias vs reference", gpu.grad_bias, as_doubles(ref.grad_bias), twice);
+  for (std::int64_t B : batches) {
+    SCOPED_TRACE("B = " + std::to_string(B));
+    const Inputs in = rows_of(all, iota_rows(0, B));
+    const Outputs gpu = run_on_gpu(*op, in);
+    const auto oracle = run_oracle(in);
+    expect_within("out vs oracle", gpu.out, oracle.at("out"), tol);
+    expect_within("grad_temb vs oracle", gpu.grad_temb, oracle.at("grad_temb"), tol);
+    expect_within("grad_weight vs oracle", gpu.grad_weight, oracle.at("grad_weight"), tol);
+    expect_within("grad_bias vs oracle", gpu.grad_bias, oracle.at("grad_bias"), tol);
+    if (B > 256) continue;
+    // The reference keeps the same contract: within the sum of both tolerances of the GPU.
+    const Outputs ref = run_reference(in);
+    expect_within("out vs reference", gpu.out, as_doubles(ref.out), twice);
+    expect_within("grad_temb vs reference", gpu.grad_temb, as_doubles(ref.grad_temb), twice);
+    expect_within("grad_weight vs reference", gpu.grad_weight, as_doubles(ref.grad_weight), twice);
+    expect_within("grad_bias vs reference", gpu.grad_bias, as_doubles(ref.grad_bias), twice);
+  }
 }
 
 std::string accuracy_name(const ::testing::TestParamInfo<AccuracyCase>& info) {
-  const auto [dtype, stream, seed, B] = info.param;
+  const auto [dtype, stream, seed] = info.param;
   return std::string(dtype == DType::float32 ? "fp32" : "bf16") + (stream == ModStream::image ? "_img" : "_txt") +
-         "_seed" + std::to_string(seed) + "_B" + std::to_string(B);
+         "_seed" + std::to_string(seed);
 }
 
 INSTANTIATE_TEST_SUITE_P(CudaAdaln, Accuracy,
                          ::testing::Combine(::testing::Values(DType::float32, DType::bfloat16),
                                             ::testing::Values(ModStream::image, ModStream::text),
-                                            ::testing::Values(0u, 127u, 2026u), ::testing::Values(1, 3, 256, 2048)),
+                                            ::testing::Values(0u, 127u, 2026u)),
                          accuracy_name);
 
 class Invariance : public ::testing::TestWithParam<DType> {};

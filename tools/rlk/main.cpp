@@ -4,6 +4,10 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "conform_command.hpp"
+#ifdef RLK_WITH_BENCH
+#include "bench_command.hpp"
+#endif
 
 namespace rlk::cli {
 
@@ -44,6 +48,10 @@ int main(int argc, char** argv) {
   rlk::cli::add_explain_command(program, selected);
   rlk::cli::add_make_inputs_command(program, selected);
   rlk::cli::add_run_command(program, selected);
+  rlk::cli::add_conform_command(program, selected);
+#ifdef RLK_WITH_BENCH
+  rlk::bench::add_bench_command(program, selected);
+#endif
   try {
     program.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -7,21 +7,25 @@
 // zeros (zero-filled operand rows), and warps skip matrix instructions whose output columns all
 // lie beyond B; neither changes the accumulation sequence of a valid element.
 //
-// Reductions (all ascending, no atomics):
-//   forward   y[b,n]      over k in steps of kTileR, within a step in MMA/FFMA order.
-//   d_temb    g[b,k]      over n: kSplitN fixed slices of N/kSplitN, each ascending as above,
-//                         FP32 partials combined in ascending slice order by a second kernel.
-//   grad_w    gw[n,k]     over b in kTileR-row chunks starting at row 0 (partial chunk
-//                         zero-filled). bf16: chunks accumulate directly in the MMA accumulator.
-//                         fp32: each chunk is summed in a fresh register and added to a TwoSum
-//                         compensated (hi, lo) pair.
-//   grad_b    gb[n]       over b in kBiasChunk-row chunks, fresh chunk sum, TwoSum compensated.
+// Reductions (all in ascending order, no atomics). "r-tile" is the op's fixed reduction tile
+// (bf16: mma::*Config::BR, then k16 MMA steps inside it; fp32: simt::kBR single FFMAs):
+//   forward   y[b,n]   over k, r-tile by r-tile, into one FP32 accumulator; + bias in FP32.
+//   d_temb    g[b,k]   over n: kSplitN fixed slices of N / kSplitN, each r-tile by r-tile;
+//                      FP32 partials in the workspace, combined in ascending slice order by
+//                      dtemb_combine_kernel, which also applies silu'.
+//   grad_w    gw[n,k]  over b in r-tile-row chunks starting at row 0 (a partial chunk is
+//                      zero-filled). bf16: the chunks accumulate in the MMA accumulator. fp32:
+//                      each chunk is summed in a fresh register and folded into a TwoSum
+//                      compensated (hi, lo) pair.
+//   grad_b    gb[n]    over b in kBiasChunk-row chunks (see grad_bias_kernel), compensated.
 // Every output is rounded to storage exactly once, at the end (round-to-nearest-even).
 #include "adaln_mod_projection_kernels.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include <cuda_bf16.h>
@@ -75,10 +79,22 @@ __device__ __forceinline__ float two_sum_value(float hi, float lo) {
   return (hi - hi == 0.0f) ? hi + lo : hi;
 }
 
+// Eight consecutive elements per thread (count is a multiple of 8: K = 3072).
+constexpr int kSiluVec = 8;
+
 template <class T>
 __global__ void silu_kernel(const T* __restrict__ temb, T* __restrict__ s, std::int64_t count) {
-  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < count) s[i] = round_to<T>(silu_f32(load_f32(temb + i)));
+  const std::int64_t i =
+      (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kSiluVec;
+  if (i >= count) return;
+  struct alignas(16) Vec {
+    T v[kSiluVec];
+  };
+  const Vec x = *reinterpret_cast<const Vec*>(temb + i);
+  Vec y;
+#pragma unroll
+  for (int q = 0; q < kSiluVec; ++q) y.v[q] = round_to<T>(silu_f32(load_f32(&x.v[q])));
+  *reinterpret_cast<Vec*>(s + i) = y;
 }
 
 // grad_temb[b,k] = round( (sum over slices ascending of partial[slice,b,k]) * silu'(temb) ).
@@ -97,8 +113,8 @@ __global__ void dtemb_combine_kernel(const float* __restrict__ partial, const T*
 // ... (kBiasChunk rows each, ascending, fresh FP32 chunk sum folded into a TwoSum pair); the
 // groups' pairs are then combined in ascending group order. Rows past B form no chunk, so
 // appending zero rows adds only exact zeros.
-constexpr int kBiasCols = 64;
-constexpr int kBiasGroups = 4;
+constexpr int kBiasCols = 32;
+constexpr int kBiasGroups = 8;
 
 template <class T>
 __global__ void __launch_bounds__(kBiasCols* kBiasGroups)
@@ -163,11 +179,14 @@ struct GemmParams {
   std::int64_t ldb;
   int a_row_limit;  // rows of A's storage (r-contig: m rows; i-contig: r rows) that exist
   int b_row_limit;
-  int r_len;        // reduction length handled by one CTA (a multiple of the r-tile)
+  int r_len;        // reduction length of one tile (one r-slice; a multiple of the r-tile)
   int c_valid;      // columns c < c_valid are real outputs
   void* out;        // kForward: y [B,N]; kDTemb: partial [kSplitN,B,K] fp32; kGradW: gw [N,K]
   const void* bias;
   int B;
+  int tiles_c;      // tile grid: c-tiles (fastest), then m-tiles, then r-slices
+  int tiles_m;
+  int tiles_total;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -178,7 +197,6 @@ struct GemmParams {
 // computed together.
 namespace mma {
 
-constexpr int kStages = 4;
 constexpr int kPad = 8;  // bf16 elements; keeps ldmatrix rows in distinct banks
 
 // Shared-memory tile of an operand with `rows_i` i-rows and `br` r-columns: r-contig stored
@@ -190,10 +208,14 @@ struct TileShape {
   static constexpr int elems = outer * inner;
 };
 
-// CTA tile BM x BN x BR computed by WM x WN warps.
-template <int BM_, int BN_, int BR_, int WM, int WN, Op op>
+// CTA tile BM x BN x BR computed by WM x WN warps, S-deep cp.async pipeline. Persistent: a
+// grid of resident CTAs walks the tiles round-robin with one pipeline running across tile
+// boundaries, and the epilogue stages through its own shared memory so the next tile's loads
+// overlap it; otherwise one tile per CTA and the epilogue reuses the pipeline's memory.
+template <int BM_, int BN_, int BR_, int WM, int WN, int S, bool Persistent, Op op>
 struct Config {
-  static constexpr int BM = BM_, BN = BN_, BR = BR_;
+  static constexpr int BM = BM_, BN = BN_, BR = BR_, kStages = S;
+  static constexpr bool kPersistent = Persistent;
   static constexpr int kWarpsN = WN;
   static constexpr int kThreads = WM * WN * 32;
   using L = OpLayout<op>;
@@ -205,14 +227,17 @@ struct Config {
   static constexpr int kNI = kWarpN / 8;
   static_assert(kNI % 2 == 0, "B fragments are loaded in pairs");
   static constexpr int kStageElems = ATile::elems + BTile::elems;
-  // Epilogue staging of the fp32 tile: output rows are c for kForward/kDTemb ([c][m]) and m
-  // for kGradW ([m][c]); padded so fragment writes spread over the banks.
+  // Epilogue staging: output rows are c for kForward/kDTemb ([c][m], fp32 so the bias is added
+  // before the single rounding) and m for kGradW ([m][c], already rounded bf16); padded so
+  // fragment writes spread over the banks.
   static constexpr bool kOutRowsC = op != Op::kGradW;
+  using OutT = std::conditional_t<kOutRowsC, float, bf16>;
   static constexpr int kOutInner = kOutRowsC ? BM + 4 : BN + 8;
   static constexpr int kOutRows = kOutRowsC ? BN : BM;
   static constexpr std::size_t kPipeBytes = std::size_t(kStages) * kStageElems * sizeof(bf16);
-  static constexpr std::size_t kOutBytes = std::size_t(kOutRows) * kOutInner * sizeof(float);
-  static constexpr std::size_t kSmemBytes = kPipeBytes > kOutBytes ? kPipeBytes : kOutBytes;
+  static constexpr std::size_t kOutBytes = std::size_t(kOutRows) * kOutInner * sizeof(OutT);
+  static constexpr std::size_t kSmemBytes =
+      kPersistent ? kPipeBytes + kOutBytes : (kPipeBytes > kOutBytes ? kPipeBytes : kOutBytes);
 };
 
 __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
@@ -250,38 +275,64 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], const std::uint32_t (&a)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// Copies one r-tile of an operand (i-range [i0, i0 + rows_i), r-range [r0, r0 + br)) into
-// shared memory; storage rows at or beyond row_limit are zero-filled.
+// Streams r-tiles of one operand (i-range [i0, i0 + rows_i)) into shared memory. The
+// per-thread source addresses are computed once per output tile; each r-tile then only adds
+// its r offset. Storage rows at or beyond row_limit are zero-filled.
 template <bool rcontig, int rows_i, int br, int threads>
-__device__ __forceinline__ void load_tile(bf16* tile, const bf16* g, std::int64_t ld, int i0, int r0,
-                                          int row_limit) {
+struct TileLoader {
   using S = TileShape<rcontig, rows_i, br>;
-  constexpr int chunks_per_row = (rcontig ? br : rows_i) / 8;
-  constexpr int total = S::outer * chunks_per_row;
-  static_assert(total % threads == 0, "tile copy must divide evenly");
+  static constexpr int kChunksPerRow = (rcontig ? br : rows_i) / 8;
+  static constexpr int kPerThread = S::outer * kChunksPerRow / threads;
+  static_assert(S::outer * kChunksPerRow % threads == 0, "tile copy must divide evenly");
+
+  const bf16* base;
+  std::int64_t ld;
+  int row_limit;
+  const bf16* src[kPerThread];
+  int row[kPerThread];
+  bool row_ok[kPerThread];  // r-contig only: rows are fixed for the whole output tile
+
+  __device__ __forceinline__ void init(const bf16* g, std::int64_t ld_, int row_limit_, int i0) {
+    base = g;
+    ld = ld_;
+    row_limit = row_limit_;
 #pragma unroll
-  for (int t = 0; t < total / threads; ++t) {
-    const int idx = t * threads + static_cast<int>(threadIdx.x);
-    const int row = idx / chunks_per_row;
-    const int chunk = idx % chunks_per_row;
-    const int grow = (rcontig ? i0 : r0) + row;
-    const int gcol = (rcontig ? r0 : i0) + chunk * 8;
-    const bool ok = grow < row_limit;
-    const bf16* src = ok ? g + static_cast<std::int64_t>(grow) * ld + gcol : g;
-    cp_async16(tile + row * S::inner + chunk * 8, src, ok ? 16 : 0);
+    for (int t = 0; t < kPerThread; ++t) {
+      const int idx = t * threads + static_cast<int>(threadIdx.x);
+      const int r = idx / kChunksPerRow;
+      const int chunk = idx % kChunksPerRow;
+      row[t] = r;
+      if constexpr (rcontig) row_ok[t] = i0 + r < row_limit;
+      src[t] = rcontig ? g + static_cast<std::int64_t>(i0 + r) * ld + chunk * 8 : g + i0 + chunk * 8;
+    }
   }
-}
+
+  __device__ __forceinline__ void issue(bf16* tile, int r0) const {
+#pragma unroll
+    for (int t = 0; t < kPerThread; ++t) {
+      const int idx = t * threads + static_cast<int>(threadIdx.x);
+      bf16* dst = tile + row[t] * S::inner + (idx % kChunksPerRow) * 8;
+      if constexpr (rcontig) {
+        cp_async16(dst, row_ok[t] ? src[t] + r0 : base, row_ok[t] ? 16 : 0);
+      } else {
+        const int grow = r0 + row[t];
+        const bool ok = grow < row_limit;
+        cp_async16(dst, ok ? src[t] + static_cast<std::int64_t>(grow) * ld : base, ok ? 16 : 0);
+      }
+    }
+  }
+};
 
 template <class C, Op op>
 __global__ void __launch_bounds__(C::kThreads) gemm_kernel(GemmParams p) {
   using L = OpLayout<op>;
+  using OutT = typename C::OutT;
   constexpr int BM = C::BM, BN = C::BN, BR = C::BR, kMI = C::kMI, kNI = C::kNI;
+  constexpr int kStages = C::kStages;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* smem = reinterpret_cast<bf16*>(smem_raw);
+  OutT* so = reinterpret_cast<OutT*>(smem_raw + (C::kPersistent ? C::kPipeBytes : 0));
 
-  const int c0 = blockIdx.x * BN;
-  const int m0 = blockIdx.y * BM;
-  const int r_base = blockIdx.z * p.r_len;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   const int wm = warp / C::kWarpsN;
@@ -289,39 +340,78 @@ __global__ void __launch_bounds__(C::kThreads) gemm_kernel(GemmParams p) {
   const bf16* ga = static_cast<const bf16*>(p.a);
   const bf16* gb = static_cast<const bf16*>(p.b);
 
-  float acc[kMI][kNI][4];
-#pragma unroll
-  for (int i = 0; i < kMI; ++i)
-#pragma unroll
-    for (int j = 0; j < kNI; ++j)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+  // This CTA's tiles are blockIdx.x, blockIdx.x + gridDim.x, ...; the flattened loop runs
+  // num_r r-tiles of each in turn, and the loads run kStages - 1 r-tiles ahead of the math.
+  const int my_tiles = (p.tiles_total - static_cast<int>(blockIdx.x) + gridDim.x - 1) / gridDim.x;
+  const int num_r = p.r_len / BR;
+  const int total_it = my_tiles * num_r;
+  struct Coord {
+    int c0, m0, z;
+  };
+  auto coord = [&](int local_tile) {
+    const int t = static_cast<int>(blockIdx.x) + local_tile * static_cast<int>(gridDim.x);
+    const int rest = t / p.tiles_c;
+    return Coord{(t % p.tiles_c) * BN, (rest % p.tiles_m) * BM, rest / p.tiles_m};
+  };
 
-  const int warp_c0 = c0 + wn * C::kWarpN;
-  const bool warp_active = warp_c0 < p.c_valid;
-  const int num_tiles = p.r_len / BR;
-
-  auto stage_a = [&](int s) { return smem + s * C::kStageElems; };
-  auto stage_b = [&](int s) { return smem + s * C::kStageElems + C::ATile::elems; };
-  auto issue = [&](int tile) {
-    if (tile < num_tiles) {
-      const int s = tile % kStages;
-      const int r0 = r_base + tile * BR;
-      load_tile<L::a_rcontig, BM, BR, C::kThreads>(stage_a(s), ga, p.lda, m0, r0, p.a_row_limit);
-      load_tile<L::b_rcontig, BN, BR, C::kThreads>(stage_b(s), gb, p.ldb, c0, r0, p.b_row_limit);
+  TileLoader<L::a_rcontig, BM, BR, C::kThreads> load_a;
+  TileLoader<L::b_rcontig, BN, BR, C::kThreads> load_b;
+  int ld_it = 0;
+  int ld_r = 0;
+  int ld_tile = 0;
+  int ld_stage = 0;
+  int ld_rbase = 0;
+  auto start_tile = [&](int local_tile) {
+    const Coord t = coord(local_tile);
+    load_a.init(ga, p.lda, p.a_row_limit, t.m0);
+    load_b.init(gb, p.ldb, p.b_row_limit, t.c0);
+    ld_rbase = t.z * p.r_len;
+  };
+  auto issue = [&]() {
+    if (ld_it < total_it) {
+      bf16* sa = smem + ld_stage * C::kStageElems;
+      const int r0 = ld_rbase + ld_r * BR;
+      load_a.issue(sa, r0);
+      load_b.issue(sa + C::ATile::elems, r0);
+      ++ld_it;
+      ld_stage = ld_stage + 1 == kStages ? 0 : ld_stage + 1;
+      if (++ld_r == num_r) {
+        ld_r = 0;
+        if (++ld_tile < my_tiles) start_tile(ld_tile);
+      }
     }
     cp_async_commit();
   };
 
+  if (total_it > 0) start_tile(0);
 #pragma unroll
-  for (int t = 0; t < kStages - 1; ++t) issue(t);
+  for (int t = 0; t < kStages - 1; ++t) issue();
 
-  for (int tile = 0; tile < num_tiles; ++tile) {
+  float acc[kMI][kNI][4];
+  Coord cur{};
+  int warp_c0 = 0;
+  bool warp_active = false;
+  int rr = 0;
+  int tile_local = 0;
+  int stage = 0;
+  for (int it = 0; it < total_it; ++it) {
+    if (rr == 0) {
+      cur = coord(tile_local);
+      warp_c0 = cur.c0 + wn * C::kWarpN;
+      warp_active = warp_c0 < p.c_valid;
+#pragma unroll
+      for (int i = 0; i < kMI; ++i)
+#pragma unroll
+        for (int j = 0; j < kNI; ++j)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+    }
     cp_async_wait<kStages - 2>();
     __syncthreads();
-    issue(tile + kStages - 1);
-    const bf16* ta = stage_a(tile % kStages);
-    const bf16* tb = stage_b(tile % kStages);
+    issue();
+    const bf16* ta = smem + stage * C::kStageElems;
+    const bf16* tb = ta + C::ATile::elems;
+    stage = stage + 1 == kStages ? 0 : stage + 1;
     if (warp_active) {
 #pragma unroll
       for (int kk = 0; kk < BR; kk += 16) {
@@ -361,92 +451,116 @@ __global__ void __launch_bounds__(C::kThreads) gemm_kernel(GemmParams p) {
         }
       }
     }
-  }
-  cp_async_wait<0>();
-  __syncthreads();
+    if (++rr != num_r) continue;
+    rr = 0;
+    ++tile_local;
 
-  // Stage the fp32 tile in shared memory so that global stores are whole 16-byte rows.
-  float* so = reinterpret_cast<float*>(smem_raw);
-  if (warp_active) {
-    const int g = lane >> 2;
-    const int tq = lane & 3;
+    // Epilogue: stage the tile in shared memory so that global stores are whole 16-byte rows.
+    if constexpr (!C::kPersistent) {
+      cp_async_wait<0>();
+      __syncthreads();
+    }
+    if (warp_active) {
+      const int g = lane >> 2;
+      const int tq = lane & 3;
 #pragma unroll
-    for (int i = 0; i < kMI; ++i)
+      for (int i = 0; i < kMI; ++i)
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int m = wm * C::kWarpM + i * 16 + g + half * 8;
+        for (int half = 0; half < 2; ++half) {
+          const int m = wm * C::kWarpM + i * 16 + g + half * 8;
 #pragma unroll
-        for (int j = 0; j < kNI; ++j) {
-          const int c = wn * C::kWarpN + j * 8 + tq * 2;
-          if constexpr (C::kOutRowsC) {
-            so[c * C::kOutInner + m] = acc[i][j][half * 2];
-            so[(c + 1) * C::kOutInner + m] = acc[i][j][half * 2 + 1];
-          } else {
-            *reinterpret_cast<float2*>(&so[m * C::kOutInner + c]) =
-                make_float2(acc[i][j][half * 2], acc[i][j][half * 2 + 1]);
+          for (int j = 0; j < kNI; ++j) {
+            const int c = wn * C::kWarpN + j * 8 + tq * 2;
+            if constexpr (C::kOutRowsC) {
+              so[c * C::kOutInner + m] = acc[i][j][half * 2];
+              so[(c + 1) * C::kOutInner + m] = acc[i][j][half * 2 + 1];
+            } else {
+              *reinterpret_cast<__nv_bfloat162*>(&so[m * C::kOutInner + c]) =
+                  __floats2bfloat162_rn(acc[i][j][half * 2], acc[i][j][half * 2 + 1]);
+            }
           }
         }
-      }
-  }
-  __syncthreads();
+    }
+    __syncthreads();
 
-  constexpr int kRowLen = C::kOutRowsC ? BM : BN;
-  constexpr int kVecPerRow = kRowLen / 8;
-  constexpr int kVecs = C::kOutRows * kVecPerRow;
-  for (int v = threadIdx.x; v < kVecs; v += C::kThreads) {
-    const int row = v / kVecPerRow;
-    const int col = (v % kVecPerRow) * 8;
-    const float4 lo = *reinterpret_cast<const float4*>(&so[row * C::kOutInner + col]);
-    const float4 hi = *reinterpret_cast<const float4*>(&so[row * C::kOutInner + col + 4]);
-    float x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-    if constexpr (op == Op::kForward) {
-      const int b = c0 + row;
-      if (b >= p.B) continue;
-      const uint4 braw = *reinterpret_cast<const uint4*>(static_cast<const bf16*>(p.bias) + m0 + col);
-      const bf16* bv = reinterpret_cast<const bf16*>(&braw);
-      uint4 packed;
-      __nv_bfloat162* pk = reinterpret_cast<__nv_bfloat162*>(&packed);
+    const int c0 = cur.c0;
+    const int m0 = cur.m0;
+    constexpr int kRowLen = C::kOutRowsC ? BM : BN;
+    constexpr int kVecPerRow = kRowLen / 8;
+    constexpr int kVecs = C::kOutRows * kVecPerRow;
+    for (int v = threadIdx.x; v < kVecs; v += C::kThreads) {
+      const int row = v / kVecPerRow;
+      const int col = (v % kVecPerRow) * 8;
+      if constexpr (op == Op::kGradW) {
+        *reinterpret_cast<uint4*>(static_cast<bf16*>(p.out) +
+                                  static_cast<std::int64_t>(m0 + row) * kK + c0 + col) =
+            *reinterpret_cast<const uint4*>(&so[row * C::kOutInner + col]);
+      } else {
+        const int b = c0 + row;
+        if (b >= p.B) continue;
+        const float4 lo = *reinterpret_cast<const float4*>(&so[row * C::kOutInner + col]);
+        const float4 hi = *reinterpret_cast<const float4*>(&so[row * C::kOutInner + col + 4]);
+        if constexpr (op == Op::kForward) {
+          const float x[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+          const uint4 braw =
+              *reinterpret_cast<const uint4*>(static_cast<const bf16*>(p.bias) + m0 + col);
+          const bf16* bv = reinterpret_cast<const bf16*>(&braw);
+          uint4 packed;
+          __nv_bfloat162* pk = reinterpret_cast<__nv_bfloat162*>(&packed);
 #pragma unroll
-      for (int q = 0; q < 4; ++q)
-        pk[q] = __floats2bfloat162_rn(x[2 * q] + __bfloat162float(bv[2 * q]),
-                                      x[2 * q + 1] + __bfloat162float(bv[2 * q + 1]));
-      *reinterpret_cast<uint4*>(static_cast<bf16*>(p.out) + static_cast<std::int64_t>(b) * kN + m0 +
-                                col) = packed;
-    } else if constexpr (op == Op::kDTemb) {
-      const int b = c0 + row;
-      if (b >= p.B) continue;
-      float* dst = static_cast<float*>(p.out) + static_cast<std::int64_t>(blockIdx.z) * p.B * kK +
-                   static_cast<std::int64_t>(b) * kK + m0 + col;
-      *reinterpret_cast<float4*>(dst) = lo;
-      *reinterpret_cast<float4*>(dst + 4) = hi;
-    } else {
-      uint4 packed;
-      __nv_bfloat162* pk = reinterpret_cast<__nv_bfloat162*>(&packed);
-#pragma unroll
-      for (int q = 0; q < 4; ++q) pk[q] = __floats2bfloat162_rn(x[2 * q], x[2 * q + 1]);
-      *reinterpret_cast<uint4*>(static_cast<bf16*>(p.out) +
-                                static_cast<std::int64_t>(m0 + row) * kK + c0 + col) = packed;
+          for (int q = 0; q < 4; ++q)
+            pk[q] = __floats2bfloat162_rn(x[2 * q] + __bfloat162float(bv[2 * q]),
+                                          x[2 * q + 1] + __bfloat162float(bv[2 * q + 1]));
+          *reinterpret_cast<uint4*>(static_cast<bf16*>(p.out) + static_cast<std::int64_t>(b) * kN +
+                                    m0 + col) = packed;
+        } else {
+          float* dst = static_cast<float*>(p.out) +
+                       static_cast<std::int64_t>(cur.z) * p.B * kK +
+                       static_cast<std::int64_t>(b) * kK + m0 + col;
+          *reinterpret_cast<float4*>(dst) = lo;
+          *reinterpret_cast<float4*>(dst + 4) = hi;
+        }
+      }
     }
   }
+  cp_async_wait<0>();
 }
 
 template <class C, Op op>
-cudaError_t launch(const GemmParams& p, int c_extent, int m_extent, int splits,
-                   cudaStream_t stream) {
-  cudaError_t err = cudaFuncSetAttribute(gemm_kernel<C, op>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+cudaError_t launch(GemmParams p, int c_extent, int m_extent, int splits, cudaStream_t stream) {
+  const auto kernel = gemm_kernel<C, op>;
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(C::kSmemBytes));
   if (err != cudaSuccess) return err;
-  const dim3 grid((c_extent + C::BN - 1) / C::BN, m_extent / C::BM, splits);
-  gemm_kernel<C, op><<<grid, C::kThreads, C::kSmemBytes, stream>>>(p);
+  p.tiles_c = (c_extent + C::BN - 1) / C::BN;
+  p.tiles_m = m_extent / C::BM;
+  p.tiles_total = p.tiles_c * p.tiles_m * splits;
+  int grid = p.tiles_total;
+  if constexpr (C::kPersistent) {
+    // Which CTA computes a tile never changes its bytes, so sizing the grid from the device
+    // is safe.
+    int device = 0;
+    int sms = 0;
+    int per_sm = 0;
+    err = cudaGetDevice(&device);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (err == cudaSuccess)
+      err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, C::kThreads, C::kSmemBytes);
+    if (err != cudaSuccess) return err;
+    grid = std::min(grid, std::max(1, sms * per_sm));
+  }
+  kernel<<<grid, C::kThreads, C::kSmemBytes, stream>>>(p);
   return cudaGetLastError();
 }
 
-// Fixed per-op shapes. kForward / kDTemb stream W as the A operand: 128 W rows by 64 r per
-// stage keeps 48 KB of W in flight per CTA for small batches (two CTAs per SM).
-using FwdConfig = Config<128, 64, 64, 4, 2, Op::kForward>;
-using DTembConfig = Config<128, 64, 64, 4, 2, Op::kDTemb>;
-using GradWConfig = Config<128, 128, 32, 2, 4, Op::kGradW>;
+// Fixed per-op shapes (measured on an H200 against the alternatives listed in
+// docs/notes/cuda-kernels.md). kForward / kDTemb stream W as the A operand: 128 W rows by 64 r
+// per stage keeps 48 KB of W in flight per CTA for small batches, up to two CTAs per SM.
+// kGradW is persistent: for small B each tile is a short load followed by a large store,
+// and overlapping one tile's stores with the next tile's loads is what keeps the stores going.
+using FwdConfig = Config<128, 64, 64, 2, 2, 4, false, Op::kForward>;
+using DTembConfig = Config<128, 64, 64, 2, 2, 4, false, Op::kDTemb>;
+using GradWConfig = Config<128, 128, 32, 2, 2, 4, true, Op::kGradW>;
 
 }  // namespace mma
 
@@ -620,8 +734,8 @@ unsigned blocks_for(std::int64_t count, int threads) {
 template <class T>
 cudaError_t launch_silu(const void* temb, void* s, int B, cudaStream_t stream) {
   const std::int64_t count = static_cast<std::int64_t>(B) * kK;
-  silu_kernel<T><<<blocks_for(count, 256), 256, 0, stream>>>(static_cast<const T*>(temb),
-                                                               static_cast<T*>(s), count);
+  silu_kernel<T><<<blocks_for(count / kSiluVec, 256), 256, 0, stream>>>(
+      static_cast<const T*>(temb), static_cast<T*>(s), count);
   return cudaGetLastError();
 }
 

@@ -1,7 +1,8 @@
 // Dev harness for the qwenimage_adaln_mod_projection CUDA kernels: accuracy against an FP64
 // GPU oracle, raw-byte batch invariance, zero-row appends, determinism, NaN propagation, the
 // strict-math probe, and timings next to a plain cuBLAS baseline.
-// Usage: kernel_check [--probe-only]
+// Usage: kernel_check [--probe-only | --profile]
+//   --profile: bf16 fwd+bwd at B = 1 and B = 2048 only, for a kernel profiler.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -287,7 +288,7 @@ double median(std::vector<float> v) {
 }
 
 template <class T>
-void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings) {
+void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile_only) {
   const bool f32 = sizeof(T) == 4;
   const char* tn = f32 ? "fp32" : "bf16";
   const double atol = f32 ? 1e-4 : 5e-3;
@@ -333,7 +334,7 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings) {
   }
 
   // ---- accuracy at B = 2048 against the FP64 oracle
-  {
+  if (!profile_only) {
     double *temb_d, *w_d, *bias_d, *dy_d, *s_d, *ref;
     unsigned long long* counters;
     CK(cudaMalloc(&temb_d, 8 * nt));
@@ -377,6 +378,14 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings) {
     CK(cudaFree(ref));
     CK(cudaFree(counters));
   }
+  if (profile_only) {
+    for (int B : {1, 2048}) {
+      run_fwd<T>(b, B, b.temb[0], b.w[0], b.bias[0], 0);
+      run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
+    }
+    CK(cudaDeviceSynchronize());
+    return;
+  }
   const auto y_ref = to_host<T>(b.out, ny);
   const auto gt_ref = to_host<T>(b.gtemb, nt);
   const auto gw_ref = to_host<T>(b.gw, nw);
@@ -394,6 +403,46 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings) {
     const bool same = to_host<T>(b.out, ny) == y_ref && to_host<T>(b.gtemb, nt) == gt_ref &&
                       to_host<T>(b.gw, nw) == gw_ref && to_host<T>(b.gb, N) == gb_ref;
     report(same, std::string(tn) + " run-to-run / stream-to-stream bytes identical (B=2048)");
+  }
+
+  // ---- CUDA graph: fwd+bwd at B = 64 captured (global mode) on a stream and replayed gives
+  // the bytes of a direct launch
+  {
+    const int B = 64;
+    poison<T>(b);
+    run_fwd<T>(b, B, b.temb[0], b.w[0], b.bias[0], 0);
+    run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
+    const auto y = to_host<T>(b.out, std::size_t(B) * N);
+    const auto gt = to_host<T>(b.gtemb, std::size_t(B) * K);
+    const auto gw = to_host<T>(b.gw, nw);
+    const auto gb = to_host<T>(b.gb, N);
+    poison<T>(b);
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    Problem p{storage_of<T>(), B, K, N};
+    ForwardTensors ft{b.temb[0], b.w[0], b.bias[0], b.out};
+    BackwardTensors bt{b.temb[0], b.w[0], b.dy[0], b.gtemb, b.gw, b.gb};
+    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+    const cudaError_t ef = launch_forward(p, ft, b.ws, b.ws_bytes, st);
+    const cudaError_t eb = launch_backward(p, bt, b.ws, b.ws_bytes, st);
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ec = cudaStreamEndCapture(st, &graph);
+    bool ok = ef == cudaSuccess && eb == cudaSuccess && ec == cudaSuccess;
+    if (ok) {
+      cudaGraphExec_t exec;
+      CK(cudaGraphInstantiate(&exec, graph, 0));
+      CK(cudaGraphLaunch(exec, st));
+      CK(cudaStreamSynchronize(st));
+      ok = to_host<T>(b.out, std::size_t(B) * N) == y && to_host<T>(b.gtemb, std::size_t(B) * K) == gt &&
+           to_host<T>(b.gw, nw) == gw && to_host<T>(b.gb, N) == gb;
+      CK(cudaGraphExecDestroy(exec));
+    }
+    if (graph != nullptr) CK(cudaGraphDestroy(graph));
+    CK(cudaStreamDestroy(st));
+    cudaGetLastError();
+    report(ok, std::string(tn) + " CUDA graph capture + replay (B=64) bytes equal direct launch (" +
+                   cudaGetErrorString(ef) + ", " + cudaGetErrorString(eb) + ", " +
+                   cudaGetErrorString(ec) + ")");
   }
 
   int* d_idx;
@@ -605,9 +654,11 @@ int main(int argc, char** argv) {
   CK(cublasCreate(&handle));
   CK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
 
+  const bool profile_only = argc > 1 && std::strcmp(argv[1], "--profile") == 0;
   std::vector<Timing> t32, t16;
-  run_dtype<__nv_bfloat16>(handle, t16);
-  run_dtype<float>(handle, t32);
+  run_dtype<__nv_bfloat16>(handle, t16, profile_only);
+  if (profile_only) return 0;
+  run_dtype<float>(handle, t32, false);
   CK(cublasDestroy(handle));
 
   std::printf("\n%-5s %6s | %10s %10s | %10s %10s   (ms, median of 25)\n", "dtype", "B", "fwd",
