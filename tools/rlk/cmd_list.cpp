@@ -38,7 +38,10 @@ Result<void> list(Registry& registry) {
   std::vector<Row> rows = {header};
   for (const OpSpec& spec : registry.specs()) {
     std::string dtypes;
-    for (DType dtype : spec.dtypes()) dtypes += (dtypes.empty() ? "" : ",") + std::string(to_string(dtype));
+    for (DType dtype : spec.dtypes()) {
+      if (!dtypes.empty()) dtypes += ',';
+      dtypes += to_string(dtype);
+    }
     Row row = {spec.key, spec.model, std::to_string(spec.version), dtypes};
     for (const SlotStatus& slot : registry.status(spec.key)) row.emplace_back(to_string(slot.state));
     rows.push_back(std::move(row));
