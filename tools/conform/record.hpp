@@ -25,6 +25,7 @@ struct Record {
   std::string case_id;  // unique within a run; `--case` selects it
   std::string dtype;
   std::string output;  // the output argument judged, or empty when the record covers the case
+  std::string check;   // what was compared: "fp64_oracle", "cpu_reference", "bytes", "probe", ...
   Status status = Status::passed;
   std::string detail;          // one line: what was checked and, on failure, where it broke
   nlohmann::json numbers = nlohmann::json::object();
