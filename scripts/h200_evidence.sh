@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Produces the GPU evidence on a CUDA machine from a build made elsewhere (build-cuda/):
+# GPU tests, `rlk bench` (+ PyTorch's own times for the same work) and `rlk conform` for both
+# dtypes. Writes everything under $OUT (default: evidence-out/). Used through the lent H200:
+#   scripts/h200_evidence.sh            (from the repository root)
+set -uo pipefail
+out=${OUT:-evidence-out}
+mkdir -p "$out"
+# The build tree records absolute paths of the machine it was configured on.
+configured=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build-cuda/CMakeCache.txt)
+if [ "$configured" != "$PWD" ] && [ ! -e "$configured" ]; then
+  mkdir -p "$(dirname "$configured")" && ln -s "$PWD" "$configured"
+fi
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+rlk=build-cuda/bin/rlk
+key=qwenimage_adaln_mod_projection
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$out/gpu.txt" 2>&1
+
+step() { local limit=$1; shift; echo "== $* (limit ${limit}s)"; timeout "$limit" "$@"; echo "== exit $?"; }
+
+step 120 $rlk bench $key --device cuda:0 --dtype bf16,fp32 --batch 1,3,64,256,1024,2048 \
+  --json "$out/bench.json" --plot "$out/bench.png"
+step 90 python3 tools/bench/pytorch_baseline.py "$out/pytorch.json"
+# Correctness next: the GPU tests and conformance of both dtypes, side by side.
+step 330 ctest --test-dir build-cuda -R 'Cuda|StrictMath' --output-on-failure -j 1 > "$out/ctest-gpu.log" 2>&1 &
+tests=$!
+step 330 $rlk conform $key --device cuda:0 --dtype bf16 --out "$out/conform-bf16" > "$out/conform-bf16.log" 2>&1
+step 200 $rlk conform $key --device cuda:0 --dtype fp32 --out "$out/conform-fp32" > "$out/conform-fp32.log" 2>&1
+wait $tests
+tail -3 "$out/ctest-gpu.log"; tail -2 "$out/conform-bf16.log" "$out/conform-fp32.log"
