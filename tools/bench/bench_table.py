@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""Renders an `rlk bench` JSON report as the Markdown table of docs/performance.md, side by
+side with the PyTorch anchors (../shared/reference/h200-anchors.json layout), so the table is
+generated from the evidence, never typed.
+
+usage: bench_table.py BENCH.json [ANCHORS.json]
+"""
+import json
+import sys
+
+
+def main():
+    report = json.load(open(sys.argv[1]))
+    anchors = json.load(open(sys.argv[2]))["cublas_via_pytorch_not_batch_invariant"] if len(sys.argv) > 2 else {}
+    c = report["ceilings"]
+    print(f"Ceilings measured in the same run: copy {c['copy_TB_per_s']:.2f} TB/s, BF16 GEMM "
+          f"{c['bf16_gemm_TFLOP_per_s']:.0f} TFLOP/s, FP32 GEMM {c['fp32_gemm_TFLOP_per_s']:.1f} TFLOP/s.\n")
+    print("| dtype | B | rl-kernel fwd | cuBLAS fwd | fwd ratio | rl-kernel fwd+bwd | cuBLAS fwd+bwd | fwd+bwd ratio "
+          "| floor fwd / fwd+bwd | rl-kernel share of floor (fwd+bwd) | PyTorch anchor fwd / fwd+bwd | device MiB rl-kernel / cuBLAS |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for case in report["cases"]:
+        r, b, f = case["rlk"], case["cublas"], case["floor"]
+        anchor = anchors.get(f"{case['dtype']}_B{case['B']}")
+        anchor_text = f"{anchor['fwd_ms']:.3f} / {anchor['fwd_bwd_ms']:.3f}" if anchor else "—"
+        print(f"| {case['dtype']} | {case['B']} | {r['fwd_ms']:.4f} | {b['fwd_ms']:.4f} | {case['rlk_over_cublas']['fwd']:.2f}x "
+              f"| {r['fwd_bwd_ms']:.4f} | {b['fwd_bwd_ms']:.4f} | {case['rlk_over_cublas']['fwd_bwd']:.2f}x "
+              f"| {f['fwd_ms']:.4f} / {f['fwd_bwd_ms']:.4f} | {case['rlk_fraction_of_floor']['fwd_bwd']:.0%} "
+              f"| {anchor_text} | {r['device_MiB']:.0f} / {b['device_MiB']:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
