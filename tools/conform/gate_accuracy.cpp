@@ -60,20 +60,15 @@ std::vector<Case> plan_accuracy(const PlanContext& context) {
             if (!synthetic) return fail_with(synthetic.error());
             auto inputs = bench.with_checkpoint(std::move(*synthetic), c.dtype);
             if (!inputs) return fail_with(inputs.error());
-            auto got = bench.executor().run(direction, *inputs);
-            if (!got) return fail_with(got.error());
-            if (bench.references() == nullptr) {
-              return fail_with(Error(ErrorCode::not_implemented, bench.spec().key + " has no FP64 oracle in reference.hpp"));
-            }
-            auto oracle = bench.references()->oracle(direction, c.dtype, *inputs);
-            if (!oracle) return fail_with(oracle.error());
-            for (const auto& [name, values] : *got) {
-              records.push_back(judge_accuracy(c, name, values, oracle->at(name), tolerance, "fp64_oracle"));
+            auto judged = bench.run_with_oracle(direction, c.dtype, *inputs);
+            if (!judged) return fail_with(judged.error());
+            for (const auto& [name, values] : judged->got) {
+              records.push_back(judge_accuracy(c, name, values, judged->oracle.at(name), tolerance, "fp64_oracle"));
             }
             if (compare_to_reference) {
               auto reference = bench.references()->reference(direction, *inputs);
               if (!reference) return fail_with(reference.error());
-              for (const auto& [name, values] : *got) {
+              for (const auto& [name, values] : judged->got) {
                 records.push_back(judge_accuracy(c, name, values, reference->at(name), tolerance, "cpu_reference"));
               }
             }

@@ -61,16 +61,11 @@ std::vector<Case> plan_cancellation(const PlanContext& context) {
               set_element_from_double(mirrored, i, -element_as_double(mirrored, i) + noise(generator));
             }
             slot = std::make_shared<const HostTensor>(std::move(mirrored));
-            auto got = bench.executor().run(direction, *inputs);
-            if (!got) return error(got.error());
-            if (bench.references() == nullptr) {
-              return error(Error(ErrorCode::not_implemented, bench.spec().key + " has no FP64 oracle in reference.hpp"));
-            }
-            auto oracle = bench.references()->oracle(direction, c.dtype, *inputs);
-            if (!oracle) return error(oracle.error());
+            auto judged = bench.run_with_oracle(direction, c.dtype, *inputs);
+            if (!judged) return error(judged.error());
             std::vector<Record> records;
-            for (const auto& [name, values] : *got) {
-              records.push_back(judge_accuracy(c, name, values, oracle->at(name), tolerance, "fp64_oracle"));
+            for (const auto& [name, values] : judged->got) {
+              records.push_back(judge_accuracy(c, name, values, judged->oracle.at(name), tolerance, "fp64_oracle"));
             }
             return records;
           };

@@ -59,16 +59,11 @@ std::vector<Case> plan_strict_math(const PlanContext& context) {
       auto error = [&](const Error& e) { return std::vector<Record>{record_of_error(c.gate, c.id, dtype_name(c.dtype), e)}; };
       auto inputs = bench.first_rows(seed, c.dtype, direction, batch);
       if (!inputs) return error(inputs.error());
-      auto got = bench.executor().run(direction, *inputs);
-      if (!got) return error(got.error());
-      if (bench.references() == nullptr) {
-        return error(Error(ErrorCode::not_implemented, bench.spec().key + " has no FP64 oracle in reference.hpp"));
-      }
-      auto oracle = bench.references()->oracle(direction, c.dtype, *inputs);
-      if (!oracle) return error(oracle.error());
+      auto judged = bench.run_with_oracle(direction, c.dtype, *inputs);
+      if (!judged) return error(judged.error());
       std::vector<Record> records;
-      for (const auto& [name, values] : *got) {
-        const double e = normalized_error(values, oracle->at(name));
+      for (const auto& [name, values] : judged->got) {
+        const double e = normalized_error(values, judged->oracle.at(name));
         char detail[200];
         std::snprintf(detail, sizeof detail, "max |x - oracle| / max |oracle| = %.3g (2^%.1f); bound 2^-16", e,
                       e > 0 ? std::log2(e) : -INFINITY);

@@ -2,7 +2,7 @@
 
 #include <numeric>
 
-#include "rlk/commands.hpp"
+#include "common/synthetic_inputs.hpp"
 
 namespace rlk::conform {
 
@@ -22,10 +22,10 @@ Result<const Workbench::Pool*> Workbench::pool(std::uint64_t seed, DType dtype) 
   const auto key = std::make_pair(seed, dtype);
   if (const auto found = pools_.find(key); found != pools_.end()) return &found->second;
   Pool pool;
-  const cli::SymbolBindings symbols = {{layout_->batch_symbol, pool_rows_}};
+  const tools::SymbolBindings symbols = {{layout_->batch_symbol, pool_rows_}};
   for (const ArgumentSpec& argument : spec_->arguments) {
     if (argument.writes()) continue;
-    auto drawn = cli::draw_input(*spec_, argument, dtype, symbols, seed);
+    auto drawn = tools::draw_input(*spec_, argument, dtype, symbols, seed);
     if (!drawn) return std::unexpected(drawn.error().with_context("drawing '" + argument.name + "'"));
     pool.emplace(argument.name, std::make_shared<const HostTensor>(std::move(*drawn)));
   }
@@ -101,6 +101,15 @@ std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t salt) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
+}
+
+Result<Workbench::Judged> Workbench::run_with_oracle(Direction direction, DType dtype, const CallInputs& inputs) {
+  auto got = executor_->run(direction, inputs);
+  if (!got) return std::unexpected(got.error());
+  if (!references_) return fail(ErrorCode::not_implemented, spec_->key + " has no FP64 oracle in reference.hpp");
+  auto oracle = references_->oracle(direction, dtype, inputs);
+  if (!oracle) return std::unexpected(oracle.error());
+  return Judged{std::move(*got), std::move(*oracle)};
 }
 
 }  // namespace rlk::conform

@@ -49,6 +49,13 @@ class Workbench {
   std::unique_ptr<Workbench> sibling(std::unique_ptr<Executor> executor) const;
   // Per-row outputs of the first `count` pool rows run as one batch; the last one is kept.
   Result<const HostOutputs*> first_rows_per_row_outputs(std::uint64_t seed, DType dtype, Direction direction, std::int64_t count);
+  // The operator's outputs on `inputs` and the FP64 oracle's on the same inputs; an error when
+  // the operator has no oracle.
+  struct Judged {
+    HostOutputs got;
+    HostOutputs oracle;
+  };
+  Result<Judged> run_with_oracle(Direction direction, DType dtype, const CallInputs& inputs);
   // Per-row outputs of pool row `row` run alone, computed once.
   Result<const HostOutputs*> alone(std::uint64_t seed, DType dtype, Direction direction, std::int64_t row);
 
