@@ -285,6 +285,11 @@ const OpSpec* Registry::find_spec(std::string_view key) const {
   return it == impl_->by_key.end() ? nullptr : it->second.get();
 }
 
+Result<const OpSpec*> Registry::spec(std::string_view key) const {
+  if (const OpSpec* found = find_spec(key)) return found;
+  return fail(ErrorCode::unknown_key, "unknown key '" + std::string(key) + "'; " + impl_->nearest_keys(key));
+}
+
 Result<Op> Registry::get_op(std::string_view key, std::string_view device) {
   auto parsed = parse_device(device);
   if (!parsed) return std::unexpected(parsed.error().with_context("get_op(" + std::string(key) + ")"));
@@ -293,11 +298,8 @@ Result<Op> Registry::get_op(std::string_view key, std::string_view device) {
 
 Result<Op> Registry::get_op(std::string_view key, const Device& device) {
   const std::string context = "get_op(" + std::string(key) + ", " + to_string(device) + ")";
-  const auto found = impl_->by_key.find(key);
-  if (found == impl_->by_key.end()) {
-    return fail(ErrorCode::unknown_key, context + ": unknown key '" + std::string(key) + "'; " + impl_->nearest_keys(key));
-  }
-  const std::shared_ptr<const OpSpec>& spec = found->second;
+  if (auto known = this->spec(key); !known) return std::unexpected(known.error().with_context(context));
+  const std::shared_ptr<const OpSpec>& spec = impl_->by_key.find(key)->second;
   std::lock_guard lock(impl_->mutex);
   auto resolution = impl_->resolve(*spec, device.platform);
   if (resolution.status.state != SlotState::available) {

@@ -113,11 +113,9 @@ Result<void> print_output_hashes(Workbench& bench, const ConformOptions& o, cons
 }  // namespace
 
 Result<void> run_conform(Registry& registry, const ConformOptions& o) {
-  const OpSpec* spec = registry.find_spec(o.key);
-  if (spec == nullptr) {
-    auto op = registry.get_op(o.key, Device{});
-    return fail(ErrorCode::unknown_key, op ? "unknown key " + o.key : op.error().to_string());
-  }
+  auto known = registry.spec(o.key);
+  if (!known) return std::unexpected(known.error());
+  const OpSpec* spec = *known;
   auto device = parse_device(o.device);
   if (!device) return std::unexpected(device.error().with_context("--device"));
   auto dtypes = dtypes_of(*spec, o.dtype);

@@ -30,7 +30,7 @@ void print_slot(const OpSpec& spec, const SlotStatus& status) {
 }
 
 Result<void> explain(Registry& registry, const ExplainOptions& options) {
-  auto spec = find_spec(registry, options.key);
+  auto spec = registry.spec(options.key);
   if (!spec) return std::unexpected(spec.error());
   const OpSpec& s = **spec;
   std::string dtypes;

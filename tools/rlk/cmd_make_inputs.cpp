@@ -22,7 +22,7 @@ struct MakeInputsOptions {
 };
 
 Result<void> make_inputs(Registry& registry, const MakeInputsOptions& options) {
-  auto spec = find_spec(registry, options.key);
+  auto spec = registry.spec(options.key);
   if (!spec) return std::unexpected(spec.error());
   const OpSpec& s = **spec;
   auto dtype = parse_dtype(options.dtype);

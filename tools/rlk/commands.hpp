@@ -29,8 +29,6 @@ void add_explain_command(CLI::App& program, Command& selected);
 void add_make_inputs_command(CLI::App& program, Command& selected);
 void add_run_command(CLI::App& program, Command& selected);
 
-// The spec of `key`, or the registry's unknown-key error, which names the nearest keys.
-Result<const OpSpec*> find_spec(Registry& registry, std::string_view key);
 // Refuses a dtype the spec has no numeric contract for, listing the ones it has.
 Result<void> check_spec_dtype(const OpSpec& spec, DType dtype);
 

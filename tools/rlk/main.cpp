@@ -11,14 +11,6 @@
 
 namespace rlk::cli {
 
-Result<const OpSpec*> find_spec(Registry& registry, std::string_view key) {
-  if (const OpSpec* spec = registry.find_spec(key)) return spec;
-  // The registry words unknown keys, with the nearest known ones, only in get_op's refusal.
-  auto op = registry.get_op(key, Device{});
-  if (!op) return std::unexpected(op.error());
-  return fail(ErrorCode::internal, "get_op found '" + std::string(key) + "' but find_spec did not");
-}
-
 Result<void> check_spec_dtype(const OpSpec& spec, DType dtype) {
   if (spec.numeric(dtype) != nullptr) return {};
   std::string allowed;

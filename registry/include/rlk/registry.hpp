@@ -59,6 +59,8 @@ class Registry {
 
   const std::vector<OpSpec>& specs() const;
   const OpSpec* find_spec(std::string_view key) const;
+  // The spec of `key`, or an unknown_key error that names the nearest known keys.
+  Result<const OpSpec*> spec(std::string_view key) const;
   const RegistryOptions& options() const;
 
   // Thread-safe; each plugin library is loaded at most once per registry.
