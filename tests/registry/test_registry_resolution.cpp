@@ -100,6 +100,16 @@ TEST(RegistryResolution, UnknownKeyListsTheNearestKeys) {
       << op.error().to_string();
 }
 
+TEST(RegistryResolution, SpecOfAnUnknownKeyNamesTheNearestKeys) {
+  auto registry = repository_registry();
+  auto spec = registry->spec("qwenimage_adaln");
+  ASSERT_FALSE(spec);
+  EXPECT_EQ(spec.error().code(), ErrorCode::unknown_key);
+  EXPECT_EQ(spec.error().to_string(), "unknown key 'qwenimage_adaln'; nearest known keys: qwenimage_adaln_mod_projection");
+  ASSERT_TRUE(registry->spec(kKey));
+  EXPECT_EQ((*registry->spec(kKey))->key, kKey);
+}
+
 TEST(RegistryResolution, UnknownPlatformIsRefused) {
   auto registry = repository_registry();
   auto op = registry->get_op(kKey, "tpu:0");
