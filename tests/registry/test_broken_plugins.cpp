@@ -2,6 +2,9 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cstddef>
+
+#include "rlk/plugin_abi.h"
 #include "test_env.hpp"
 
 namespace rlk {
@@ -34,6 +37,15 @@ TEST(BrokenPlugins, WrongAbiVersionIsRefusedWithBothVersions) {
   auto op = registry->get_op("test_wrong_abi", "cuda:0");
   ASSERT_FALSE(op);
   EXPECT_EQ(op.error().code(), ErrorCode::abi_mismatch);
+}
+
+TEST(BrokenPlugins, StructSmallerThanItsAbiVersionIsRefused) {
+  auto registry = test_registry();
+  const auto row = cuda_row(*registry, "test_short_struct");
+  EXPECT_EQ(row.state, SlotState::abi_mismatch);
+  EXPECT_TRUE(test::contains(row.reason, "rlk_plugin struct_size " + std::to_string(offsetof(rlk_plugin, probe)) +
+                                             " is smaller than ABI 1.0's " + std::to_string(sizeof(rlk_plugin))))
+      << row.reason;
 }
 
 TEST(BrokenPlugins, MissingEntrySymbolIsALoadError) {

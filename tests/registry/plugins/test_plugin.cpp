@@ -9,6 +9,9 @@
 #ifndef TEST_PLUGIN_ABI_MAJOR
 #define TEST_PLUGIN_ABI_MAJOR RLK_PLUGIN_ABI_MAJOR
 #endif
+#ifndef TEST_PLUGIN_STRUCT_SIZE
+#define TEST_PLUGIN_STRUCT_SIZE sizeof(rlk_plugin)
+#endif
 
 namespace {
 
@@ -66,7 +69,7 @@ const rlk_op_entry kOps[] = {
 };
 
 const rlk_plugin kPlugin = {
-    TEST_PLUGIN_ABI_MAJOR, 0, sizeof(rlk_plugin), "cuda", "registry test plugin",
+    TEST_PLUGIN_ABI_MAJOR, 0, TEST_PLUGIN_STRUCT_SIZE, "cuda", "registry test plugin",
     sizeof(kOps) / sizeof(kOps[0]), kOps, probe,
 };
 
