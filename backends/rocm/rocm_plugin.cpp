@@ -22,7 +22,10 @@ std::string runtime_diagnostic() {
     int count = 0;
     const auto get_count = hip.get<hipError_t(int*)>("hipGetDeviceCount");
     const hipError_t status = get_count(&count);
-    if (status != hipSuccess) return "HIP runtime present, hipGetDeviceCount failed with code " + std::to_string(status);
+    if (status != hipSuccess) {
+      const auto error_name = hip.get<const char*(hipError_t)>("hipGetErrorName");
+      return "HIP runtime present, hipGetDeviceCount failed: " + std::string(error_name(status));
+    }
     return "HIP runtime present with " + std::to_string(count) + " device(s)";
   } catch (const std::exception& e) {
     return std::string("HIP runtime libamdhip64.so not loadable: ") + e.what();

@@ -67,7 +67,10 @@ Result<LoadedPlugin> load_plugin(const std::filesystem::path& file) {
 }
 
 std::filesystem::path library_directory() {
-  return boost::dll::this_line_location().parent_path();
+  std::error_code ec;
+  const auto directory = boost::dll::this_line_location().parent_path();
+  const auto canonical = std::filesystem::weakly_canonical(directory, ec);  // "bin/../lib" reads as "lib"
+  return ec ? directory.lexically_normal() : canonical;
 }
 
 }  // namespace rlk::plugins
