@@ -42,13 +42,7 @@ std::vector<Case> plan_accuracy(const PlanContext& context) {
     for (std::uint64_t seed : context.sizes.seeds) {
       for (std::int64_t batch : context.sizes.accuracy_batches) {
         for (const DirectionLayout& d : context.layout->directions) {
-          Case c;
-          c.gate = "accuracy";
-          c.id = "accuracy/" + dtype_name(dtype) + "/seed=" + std::to_string(seed) + "/B=" + std::to_string(batch) + "/" +
-                 std::string(to_string(d.direction));
-          c.dtype = dtype;
-          c.seed = seed;
-          c.batch = batch;
+          Case c = batch_case("accuracy", dtype, seed, batch, to_string(d.direction));
           const Direction direction = d.direction;
           c.run = [c, seed, batch, direction, tolerance, compare_to_reference](Workbench& bench) {
             std::vector<Record> records;

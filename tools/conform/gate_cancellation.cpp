@@ -38,13 +38,7 @@ std::vector<Case> plan_cancellation(const PlanContext& context) {
       const Direction direction = d.direction;
       for (std::uint64_t seed : context.sizes.seeds) {
         for (std::int64_t batch : batches) {
-          Case c;
-          c.gate = "cancellation";
-          c.id = "cancellation/" + dtype_name(dtype) + "/seed=" + std::to_string(seed) + "/B=" + std::to_string(batch) + "/" +
-                 std::string(to_string(direction));
-          c.dtype = dtype;
-          c.seed = seed;
-          c.batch = batch;
+          Case c = batch_case("cancellation", dtype, seed, batch, to_string(direction));
           c.run = [c, seed, batch, direction, input, stddev, tolerance](Workbench& bench) -> std::vector<Record> {
             auto error = [&](const Error& e) { return std::vector<Record>{record_of_error(c.gate, c.id, dtype_name(c.dtype), e)}; };
             const std::int64_t half = batch / 2;

@@ -114,12 +114,7 @@ std::vector<Case> plan_determinism(const PlanContext& context) {
   const std::string fingerprint = context.fingerprint;
   for (DType dtype : context.dtypes) {
     auto add = [&](std::string check, bool applies, std::string reason, auto body) {
-      Case c;
-      c.gate = "determinism";
-      c.id = "determinism/" + dtype_name(dtype) + "/seed=" + std::to_string(seed) + "/B=" + std::to_string(batch) + "/" + check;
-      c.dtype = dtype;
-      c.seed = seed;
-      c.batch = batch;
+      Case c = batch_case("determinism", dtype, seed, batch, check);
       c.run = [c, body, check, applies, reason, seed, batch, fingerprint](Workbench& bench) -> std::vector<Record> {
         if (!applies) return {make_record(c, "", check, Status::skipped, reason)};
         auto want = run_determinism_case(bench, seed, c.dtype, batch);

@@ -44,13 +44,7 @@ std::vector<Case> plan_repeat_and_padding(const PlanContext& context) {
     for (const DirectionLayout& d : context.layout->directions) {
       const Direction direction = d.direction;
       for (std::int64_t batch : context.sizes.padding_batches) {
-        Case c;
-        c.gate = "repeat_and_padding";
-        c.id = "repeat_and_padding/" + dtype_name(dtype) + "/seed=" + std::to_string(seed) + "/B=" + std::to_string(batch) + "/" +
-               std::string(to_string(direction));
-        c.dtype = dtype;
-        c.seed = seed;
-        c.batch = batch;
+        Case c = batch_case("repeat_and_padding", dtype, seed, batch, to_string(direction));
         c.run = [c, seed, batch, direction](Workbench& bench) -> std::vector<Record> {
           const DirectionLayout& layout = *bench.layout().find(direction);
           auto error = [&](const Error& e) { return std::vector<Record>{record_of_error(c.gate, c.id, dtype_name(c.dtype), e)}; };

@@ -45,13 +45,7 @@ std::vector<Case> plan_row_isolation(const PlanContext& context) {
       const Direction direction = d.direction;
       for (std::int64_t batch : batches) {
         for (const Adversary& adversary : kAdversaries) {
-          Case c;
-          c.gate = "row_isolation";
-          c.id = "row_isolation/" + dtype_name(dtype) + "/seed=" + std::to_string(seed) + "/B=" + std::to_string(batch) + "/" +
-                 adversary.name + "/" + std::string(to_string(direction));
-          c.dtype = dtype;
-          c.seed = seed;
-          c.batch = batch;
+          Case c = batch_case("row_isolation", dtype, seed, batch, std::string(adversary.name) + "/" + std::string(to_string(direction)));
           const double value = adversary.value == 0 ? largest_finite(dtype) : adversary.value;
           c.run = [c, seed, batch, direction, value, name = std::string(adversary.name)](Workbench& bench) -> std::vector<Record> {
             const std::int64_t probe = batch / 2;

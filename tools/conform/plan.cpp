@@ -159,4 +159,14 @@ std::vector<Record> compare_rows_to_alone(const Case& c, Workbench& bench, std::
   return records;
 }
 
+Case batch_case(std::string gate, DType dtype, std::uint64_t seed, std::int64_t batch, std::string_view tail) {
+  Case c;
+  c.id = gate + "/" + dtype_name(dtype) + "/seed=" + std::to_string(seed) + "/B=" + std::to_string(batch) + "/" + std::string(tail);
+  c.gate = std::move(gate);
+  c.dtype = dtype;
+  c.seed = seed;
+  c.batch = batch;
+  return c;
+}
+
 }  // namespace rlk::conform

@@ -42,6 +42,10 @@ struct Case {
   std::function<std::vector<Record>(Workbench&)> run;
 };
 
+// A case of `gate` for one (dtype, seed, batch), its id "gate/dtype/seed=S/B=N/tail"; the
+// caller sets `run`.
+Case batch_case(std::string gate, DType dtype, std::uint64_t seed, std::int64_t batch, std::string_view tail);
+
 // What planning knows besides the spec: the device, the dtypes asked for, and how to rerun
 // this process for the determinism gate.
 struct PlanContext {
