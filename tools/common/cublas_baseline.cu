@@ -51,14 +51,26 @@ __global__ void silu_backward_kernel(const T* grad, const T* x, T* out, std::int
   }
 }
 
-// Bias gradient: one thread per column, rows in order.
+// Bias gradient, a column sum as PyTorch's reduction does it: each block owns 32 columns, its 8
+// warps sum interleaved rows (coalesced 32-column row segments), then shared memory adds the 8
+// partial sums. (One thread per column was latency-bound: ~100 us at B = 2048.)
+constexpr int kSumCols = 32;
+constexpr int kSumGroups = 8;
 template <class T>
 __global__ void column_sum_kernel(const T* dy, T* db, std::int64_t rows, std::int64_t cols) {
-  const std::int64_t c = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (c >= cols) return;
+  __shared__ float partial[kSumGroups][kSumCols];
+  const std::int64_t c = blockIdx.x * std::int64_t(kSumCols) + threadIdx.x;
   float sum = 0.0f;
-  for (std::int64_t r = 0; r < rows; ++r) sum += load(dy, r * cols + c);
-  store(db, c, sum);
+  if (c < cols) {
+    for (std::int64_t r = threadIdx.y; r < rows; r += kSumGroups) sum += load(dy, r * cols + c);
+  }
+  partial[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    float total = 0.0f;
+    for (int g = 0; g < kSumGroups; ++g) total += partial[g][threadIdx.x];
+    store(db, c, total);
+  }
 }
 
 unsigned grid_for(std::int64_t count) {
@@ -79,7 +91,7 @@ Status launch_backward_elementwise(const BaselineProblem& p, const BaselineTenso
   silu_backward_kernel<<<grid_for(count), 256, 0, stream>>>(static_cast<const T*>(t.grad_silu), static_cast<const T*>(t.temb),
                                                             static_cast<T*>(t.grad_temb), count);
   if (auto r = check(cudaGetLastError(), "SiLU backward launch"); !r.empty()) return r;
-  column_sum_kernel<<<static_cast<unsigned>((p.N + 255) / 256), 256, 0, stream>>>(
+  column_sum_kernel<<<static_cast<unsigned>((p.N + kSumCols - 1) / kSumCols), dim3(kSumCols, kSumGroups), 0, stream>>>(
       static_cast<const T*>(t.grad_out), static_cast<T*>(t.grad_bias), p.B, p.N);
   return check(cudaGetLastError(), "bias gradient launch");
 }

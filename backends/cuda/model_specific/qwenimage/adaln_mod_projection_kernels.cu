@@ -20,8 +20,11 @@
 //   grad_b    gb[n]    over b in kBiasChunk-row chunks (see grad_bias_kernel), compensated.
 // Every output is rounded to storage exactly once, at the end (round-to-nearest-even).
 #include "adaln_mod_projection_kernels.hpp"
+#include "adaln_mod_projection_sm90.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -741,10 +744,68 @@ cudaError_t launch_silu(const void* temb, void* s, int B, cudaStream_t stream) {
 
 int round_up_int(int v, int m) { return (v + m - 1) / m * m; }
 
+// The wgmma GEMMs are sm_90a code: they run on compute capability 9.0 exactly (sm_90a
+// machine code does not run on later architectures). Cached per device; a host attribute
+// query, no synchronization.
+cudaError_t wgmma_usable(bool* usable) {
+  static std::array<std::atomic<int>, 64> is_sm90{};  // 0 unknown, 1 no, 2 yes
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return err;
+  int known = (device >= 0 && device < 64) ? is_sm90[device].load(std::memory_order_relaxed) : 0;
+  if (known == 0) {
+    int major = 0, minor = 0;
+    err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+    if (err != cudaSuccess) return err;
+    known = (major == 9 && minor == 0) ? 2 : 1;
+    if (device >= 0 && device < 64) is_sm90[device].store(known, std::memory_order_relaxed);
+  }
+  *usable = sm90::available() && known == 2;
+  return cudaSuccess;
+}
+
+// Batch sizes from which the automatic choice switches GEMM implementation (measured on an
+// H200, docs/notes/cuda-kernels.md). Speed only: the bytes are the same on either side.
+constexpr int kForwardWideFromB = 128;
+constexpr int kDTembWideFromB = 128;
+constexpr int kGradWWgmmaFromB = 64;  // below, the mma.sync grad_w overlaps its stores better
+
+// Resolves `automatic` for batch size B on the current device; refuses a forced wgmma choice
+// where the wgmma GEMMs cannot run.
+cudaError_t resolve(Bf16Gemms* g, int B) {
+  bool usable = false;
+  if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
+  for (GemmFamily* f : {&g->forward, &g->grad_temb, &g->grad_weight}) {
+    if (*f != GemmFamily::automatic && *f != GemmFamily::mma_sync && !usable) return cudaErrorNotSupported;
+  }
+  if (g->forward == GemmFamily::automatic) {
+    g->forward = !usable ? GemmFamily::mma_sync
+                 : B >= kForwardWideFromB ? GemmFamily::wgmma_wide : GemmFamily::wgmma_narrow;
+  }
+  if (g->grad_temb == GemmFamily::automatic) {
+    g->grad_temb = !usable ? GemmFamily::mma_sync
+                   : B >= kDTembWideFromB ? GemmFamily::wgmma_wide : GemmFamily::wgmma_narrow;
+  }
+  if (g->grad_weight == GemmFamily::automatic) {
+    g->grad_weight = usable && B >= kGradWWgmmaFromB ? GemmFamily::wgmma_wide : GemmFamily::mma_sync;
+  }
+  return cudaSuccess;
+}
+
+sm90::BatchTile tile_of(GemmFamily f) {
+  return f == GemmFamily::wgmma_narrow ? sm90::BatchTile::narrow : sm90::BatchTile::wide;
+}
+
 template <class T>
-cudaError_t forward_impl(int B, const ForwardTensors& t, void* ws, cudaStream_t stream) {
+cudaError_t forward_impl(int B, const ForwardTensors& t, void* ws, const Bf16Gemms& gemms,
+                         cudaStream_t stream) {
   cudaError_t err = launch_silu<T>(t.temb, ws, B, stream);
   if (err != cudaSuccess) return err;
+  if constexpr (sizeof(T) == 2) {
+    if (gemms.forward != GemmFamily::mma_sync)
+      return sm90::forward_gemm(tile_of(gemms.forward), B, t.weight, ws, t.bias, t.out, stream);
+  }
   GemmParams p{};
   p.a = t.weight;
   p.lda = kK;
@@ -767,7 +828,7 @@ cudaError_t forward_impl(int B, const ForwardTensors& t, void* ws, cudaStream_t 
 
 template <class T>
 cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, void* ws,
-                          cudaStream_t stream) {
+                          const Bf16Gemms& gemms, cudaStream_t stream) {
   unsigned char* base = static_cast<unsigned char*>(ws);
   void* s = base;
   float* partial = reinterpret_cast<float*>(base + silu_bytes(prob));
@@ -798,10 +859,14 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   gw.B = B;
 
   if constexpr (sizeof(T) == 2) {
-    err = mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream);
+    err = gemms.grad_temb == GemmFamily::mma_sync
+              ? mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream)
+              : sm90::dtemb_gemm(tile_of(gemms.grad_temb), B, t.weight, t.grad_out, partial, stream);
     if (err != cudaSuccess) return err;
     gw.r_len = round_up_int(B, mma::GradWConfig::BR);
-    err = mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream);
+    err = gemms.grad_weight == GemmFamily::mma_sync
+              ? mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream)
+              : sm90::gradw_gemm(B, t.grad_out, s, t.grad_weight, stream);
   } else {
     err = simt::launch<Op::kDTemb>(
         dt, dim3((B + simt::kBN - 1) / simt::kBN, kK / simt::kBM, kSplitN), stream);
@@ -844,23 +909,26 @@ std::size_t backward_workspace_bytes(const Problem& problem) {
 }
 
 cudaError_t launch_forward(const Problem& problem, const ForwardTensors& tensors, void* workspace,
-                           std::size_t workspace_bytes, cudaStream_t stream) {
+                           std::size_t workspace_bytes, cudaStream_t stream, Bf16Gemms gemms) {
   if (!supported(problem)) return cudaErrorInvalidValue;
   if (problem.B == 0) return cudaSuccess;
   if (workspace == nullptr || workspace_bytes < forward_workspace_bytes(problem))
     return cudaErrorInvalidValue;
   const int B = static_cast<int>(problem.B);
-  return problem.storage == Storage::float32
-             ? forward_impl<float>(B, tensors, workspace, stream)
-             : forward_impl<bf16>(B, tensors, workspace, stream);
+  if (problem.storage == Storage::float32) return forward_impl<float>(B, tensors, workspace, gemms, stream);
+  if (const cudaError_t err = resolve(&gemms, B); err != cudaSuccess) return err;
+  return forward_impl<bf16>(B, tensors, workspace, gemms, stream);
 }
 
 cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tensors, void* workspace,
-                            std::size_t workspace_bytes, cudaStream_t stream) {
+                            std::size_t workspace_bytes, cudaStream_t stream, Bf16Gemms gemms) {
   if (!supported(problem)) return cudaErrorInvalidValue;
   if (workspace == nullptr || workspace_bytes < backward_workspace_bytes(problem))
     return cudaErrorInvalidValue;
   const int B = static_cast<int>(problem.B);
+  if (problem.storage == Storage::bfloat16 && B > 0) {
+    if (const cudaError_t err = resolve(&gemms, B); err != cudaSuccess) return err;
+  }
   if (B == 0) {
     // An empty batch still defines grad_weight and grad_bias: all zeros.
     const std::size_t es = elem_size(problem.storage);
@@ -869,8 +937,8 @@ cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tenso
     return cudaMemsetAsync(tensors.grad_bias, 0, es * kN, stream);
   }
   return problem.storage == Storage::float32
-             ? backward_impl<float>(B, tensors, problem, workspace, stream)
-             : backward_impl<bf16>(B, tensors, problem, workspace, stream);
+             ? backward_impl<float>(B, tensors, problem, workspace, gemms, stream)
+             : backward_impl<bf16>(B, tensors, problem, workspace, gemms, stream);
 }
 
 cudaError_t run_strict_math_probe(bool* strict, char* detail, std::size_t detail_capacity) {

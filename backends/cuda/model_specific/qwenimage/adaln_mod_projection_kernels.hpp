@@ -42,14 +42,28 @@ struct BackwardTensors {
   void* grad_bias = nullptr;       // [N]
 };
 
+// Which GEMM implementation the bf16 path runs for each of its three GEMMs. `automatic` is what
+// the operator uses: on a compute capability 9.0 device with a build that has them, the wgmma
+// GEMMs (sm90::, batch tile chosen by B), elsewhere the mma.sync ones. Every choice gives the
+// same bytes (the dev harness and the tests compare them); the others exist so that they can be
+// compared and timed. fp32 ignores it.
+enum class GemmFamily { automatic, mma_sync, wgmma_narrow, wgmma_wide };
+struct Bf16Gemms {
+  GemmFamily forward = GemmFamily::automatic;
+  GemmFamily grad_temb = GemmFamily::automatic;
+  GemmFamily grad_weight = GemmFamily::automatic;  // one wgmma tile: narrow and wide are the same
+};
+
 // Returns cudaErrorInvalidValue for shapes the kernels do not support.
 std::size_t forward_workspace_bytes(const Problem& problem);
 std::size_t backward_workspace_bytes(const Problem& problem);
 
 cudaError_t launch_forward(const Problem& problem, const ForwardTensors& tensors, void* workspace,
-                           std::size_t workspace_bytes, cudaStream_t stream);
+                           std::size_t workspace_bytes, cudaStream_t stream,
+                           Bf16Gemms gemms = {});
 cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tensors, void* workspace,
-                            std::size_t workspace_bytes, cudaStream_t stream);
+                            std::size_t workspace_bytes, cudaStream_t stream,
+                            Bf16Gemms gemms = {});
 
 // Strict-math probe, compiled in the same translation unit as the kernels: launches a kernel
 // on the current device checking that a subnormal survives a multiply and that IEEE division

@@ -26,6 +26,10 @@ constexpr int K = 3072;
 constexpr int N = 18432;
 constexpr int BMAX = 2048;
 constexpr int kSets = 3;
+// --gemms mma|wgmma forces the bf16 GEMM family for every check; --compare-gemms compares the
+// two families byte for byte and times both.
+Bf16Gemms g_gemms{};
+bool g_compare = false;
 
 int g_failures = 0;
 
@@ -235,7 +239,7 @@ void run_fwd(const Buffers& b, int B, const void* temb, const void* w, const voi
              cudaStream_t st) {
   Problem p{storage_of<T>(), B, K, N};
   ForwardTensors t{temb, w, bias, b.out};
-  CK(launch_forward(p, t, b.ws, b.ws_bytes, st));
+  CK(launch_forward(p, t, b.ws, b.ws_bytes, st, g_gemms));
 }
 
 template <class T>
@@ -243,7 +247,7 @@ void run_bwd(const Buffers& b, int B, const void* temb, const void* w, const voi
              cudaStream_t st) {
   Problem p{storage_of<T>(), B, K, N};
   BackwardTensors t{temb, w, dy, b.gtemb, b.gw, b.gb};
-  CK(launch_backward(p, t, b.ws, b.ws_bytes, st));
+  CK(launch_backward(p, t, b.ws, b.ws_bytes, st, g_gemms));
 }
 
 template <class T>
@@ -280,6 +284,7 @@ void compare_out(const char* name, const void* x, const double* ref, std::size_t
 struct Timing {
   int B;
   double fwd, fwdbwd, cub_fwd, cub_fwdbwd;
+  double gemm_fwd[3] = {}, gemm_bwd_dt[3] = {}, gemm_bwd_gw = 0;
 };
 
 double median(std::vector<float> v) {
@@ -570,6 +575,40 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
   }
   CK(cudaFree(d_idx));
 
+  // ---- the bf16 GEMM implementations, byte for byte against mma.sync
+  if (!f32 && g_compare) {
+    const Bf16Gemms saved = g_gemms;
+    const GemmFamily fams[3] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide};
+    const char* fam_names[3] = {"mma.sync", "wgmma narrow", "wgmma wide"};
+    for (int B : {1, 3, 64, 255, 256, 257, 1024, 2048}) {
+      std::vector<unsigned char> out[3][4];
+      for (int f = 0; f < 3; ++f) {
+        g_gemms = Bf16Gemms{fams[f], fams[f], fams[f]};
+        poison<T>(b);
+        run_fwd<T>(b, B, b.temb[0], b.w[0], b.bias[0], 0);
+        run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
+        CK(cudaDeviceSynchronize());
+        out[f][0] = to_host<T>(b.out, std::size_t(B) * N);
+        out[f][1] = to_host<T>(b.gtemb, std::size_t(B) * K);
+        out[f][2] = to_host<T>(b.gw, std::size_t(N) * K);
+        out[f][3] = to_host<T>(b.gb, N);
+      }
+      const char* names[4] = {"y", "grad_temb", "grad_weight", "grad_bias"};
+      for (int f = 1; f < 3; ++f) {
+        for (int o = 0; o < 4; ++o) {
+          std::size_t diff = 0;
+          for (std::size_t i = 0; i < out[0][o].size(); i += sizeof(T))
+            diff += std::memcmp(&out[0][o][i], &out[f][o][i], sizeof(T)) != 0;
+          char buf[200];
+          std::snprintf(buf, sizeof buf, "bf16 B=%d %s: %s bytes equal mma.sync (%zu of %zu differ)", B,
+                        names[o], fam_names[f], diff, out[0][o].size() / sizeof(T));
+          report(diff == 0, buf);
+        }
+      }
+    }
+    g_gemms = saved;
+  }
+
   // ---- timing: median of 25 after 3 warm-ups, rotating kSets input sets
   {
     cudaEvent_t e0, e1;
@@ -603,13 +642,28 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
       }
       return median(ms);
     };
-    for (int B : {1, 3, 64, 256, 1024, 2048}) {
+    for (int B : {1, 3, 64, 128, 256, 512, 1024, 2048}) {
       Timing t{B, 0, 0, 0, 0};
       t.fwd = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
       t.fwdbwd = time_it([&](int s) {
         run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0);
         run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0);
       });
+      if (!f32 && g_compare) {
+        // Each GEMM alone: forward with each implementation; backward with one GEMM varied
+        // and the other on mma.sync.
+        const Bf16Gemms saved = g_gemms;
+        const GemmFamily fams[3] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide};
+        for (int f = 0; f < 3; ++f) {
+          g_gemms = Bf16Gemms{fams[f], GemmFamily::mma_sync, GemmFamily::mma_sync};
+          t.gemm_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
+          g_gemms = Bf16Gemms{GemmFamily::mma_sync, fams[f], GemmFamily::mma_sync};
+          t.gemm_bwd_dt[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
+        }
+        g_gemms = Bf16Gemms{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::wgmma_wide};
+        t.gemm_bwd_gw = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
+        g_gemms = saved;
+      }
       t.cub_fwd = time_it([&](int s) { cub_fwd(B, s); });
       t.cub_fwdbwd = time_it([&](int s) {
         cub_fwd(B, s);
@@ -654,11 +708,24 @@ int main(int argc, char** argv) {
   CK(cublasCreate(&handle));
   CK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
 
-  const bool profile_only = argc > 1 && std::strcmp(argv[1], "--profile") == 0;
+  bool profile_only = false, bf16_only = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--profile") == 0) profile_only = true;
+    if (std::strcmp(argv[i], "--bf16-only") == 0) bf16_only = true;
+    if (std::strcmp(argv[i], "--compare-gemms") == 0) g_compare = true;
+    if (std::strcmp(argv[i], "--gemms") == 0 && i + 1 < argc) {
+      ++i;
+      const GemmFamily f = std::strcmp(argv[i], "narrow") == 0 ? GemmFamily::wgmma_narrow
+                           : std::strcmp(argv[i], "wide") == 0 ? GemmFamily::wgmma_wide
+                           : std::strcmp(argv[i], "mma") == 0  ? GemmFamily::mma_sync
+                                                               : GemmFamily::automatic;
+      g_gemms = Bf16Gemms{f, f, f};
+    }
+  }
   std::vector<Timing> t32, t16;
   run_dtype<__nv_bfloat16>(handle, t16, profile_only);
   if (profile_only) return 0;
-  run_dtype<float>(handle, t32, false);
+  if (!bf16_only) run_dtype<float>(handle, t32, false);
   CK(cublasDestroy(handle));
 
   std::printf("\n%-5s %6s | %10s %10s | %10s %10s   (ms, median of 25)\n", "dtype", "B", "fwd",
@@ -667,6 +734,14 @@ int main(int argc, char** argv) {
     for (const auto& t : *tv)
       std::printf("%-5s %6d | %10.4f %10.4f | %10.4f %10.4f\n", tv == &t16 ? "bf16" : "fp32", t.B,
                   t.fwd, t.fwdbwd, t.cub_fwd, t.cub_fwdbwd);
+  if (g_compare) {
+    std::printf("\nbf16 per GEMM (ms, median of 25): fwd with mma / narrow / wide; bwd with d_temb "
+                "mma / narrow / wide (grad_w mma); bwd with grad_w wgmma (d_temb mma)\n");
+    for (const auto& t : t16)
+      std::printf("B %5d | fwd %8.4f %8.4f %8.4f | bwd dt %8.4f %8.4f %8.4f | bwd gw-wgmma %8.4f\n", t.B,
+                  t.gemm_fwd[0], t.gemm_fwd[1], t.gemm_fwd[2], t.gemm_bwd_dt[0], t.gemm_bwd_dt[1],
+                  t.gemm_bwd_dt[2], t.gemm_bwd_gw);
+  }
   std::printf("\nfailures: %d\n", g_failures);
   return g_failures == 0 ? 0 : 1;
 }

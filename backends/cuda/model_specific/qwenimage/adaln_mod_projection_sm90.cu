@@ -1,0 +1,238 @@
+// Hopper GEMMs for the bf16 path (see adaln_mod_projection_sm90.hpp). CUTLASS 3 collectives do
+// what no hand-written kernel here did well: TMA loads into 128-byte swizzled shared memory,
+// a warp-specialized producer / two-consumer pipeline and wgmma. We only choose what decides
+// the bytes: fixed tile shapes per GEMM (never chosen by B), no split-K and no stream-K (the
+// persistent scheduler hands whole output tiles to CTAs; each tile's K loop runs in ascending
+// order in one CTA), and the epilogue arithmetic (acc + bias in FP32, one rounding).
+#include "adaln_mod_projection_sm90.hpp"
+
+#if defined(RLK_WITH_SM90_GEMM)
+
+#include <array>
+#include <atomic>
+
+#include "cute/tensor.hpp"
+#include "cutlass/cutlass.h"
+#include "cutlass/epilogue/collective/collective_builder.hpp"
+#include "cutlass/epilogue/fusion/operations.hpp"
+#include "cutlass/gemm/collective/collective_builder.hpp"
+#include "cutlass/device_kernel.h"
+#include "cutlass/gemm/device/gemm_universal_adapter.h"
+#include "cutlass/gemm/kernel/gemm_universal.hpp"
+
+namespace rlk::cuda::qwenimage::sm90 {
+namespace {
+
+using namespace cute;
+using bf16 = cutlass::bfloat16_t;
+using RowMajor = cutlass::layout::RowMajor;
+using ColumnMajor = cutlass::layout::ColumnMajor;
+
+constexpr int kK = 3072;
+constexpr int kN = 18432;
+constexpr int kSplitN = 8;  // must match kSplitN of the combine kernel (adaln_mod_projection_kernels.cu)
+
+// One GEMM type: bf16 operands, FP32 accumulation, output D of ElementD, no source C.
+// CUTLASS's layout tags: A is M x K, B is K x N (ColumnMajor B = K contiguous), D is M x N.
+struct Cooperative {  // two consumer warpgroups share one 128-row tile
+  using Mainloop = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
+  using Epilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
+};
+
+// (A 64-row-tile ping-pong schedule was tried for the narrow GEMMs: within 4% either way.)
+template <class LayoutA, class LayoutB, class ElementD, class LayoutD, class Fusion, class Tile,
+          class Schedule = Cooperative>
+struct GemmOf {
+  static constexpr int kAlignAB = 8;
+  static constexpr int kAlignD = 16 / static_cast<int>(sizeof(ElementD));
+  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Shape<_1, _1, _1>,
+      cutlass::epilogue::collective::EpilogueTileAuto, float, float, void, LayoutD, kAlignD,
+      ElementD, LayoutD, kAlignD, typename Schedule::Epilogue, Fusion>::CollectiveOp;
+  using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, bf16, LayoutA, kAlignAB, bf16, LayoutB,
+      kAlignAB, float, Tile, Shape<_1, _1, _1>,
+      cutlass::gemm::collective::StageCountAutoCarveout<
+          static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
+      typename Schedule::Mainloop>::CollectiveOp;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue,
+                                                      cutlass::gemm::PersistentScheduler>;
+  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
+};
+
+using Plain = cutlass::epilogue::fusion::LinearCombination<float, float, void, float>;
+using PlainBf16 = cutlass::epilogue::fusion::LinearCombination<bf16, float, void, float>;
+using RowBias = cutlass::epilogue::fusion::LinCombPerRowBias<bf16, float, bf16, void, float>;
+
+// forward: M = n (W rows), N = b, K = k.  A = W (K contiguous), B = s (K contiguous),
+// D = y as M-contiguous (y[b, n]), bias per M row.
+// Two batch-tile widths: 32 rows for small B (the tensor cores then do little padding work
+// while W streams through), 128 for large B. The bytes are the same either way: the k16 MMA
+// chain of each element is the same, only how many batch rows one instruction covers changes.
+using ForwardNarrow = GemmOf<RowMajor, ColumnMajor, bf16, ColumnMajor, RowBias, Shape<_128, _32, _64>>;
+using ForwardWide = GemmOf<RowMajor, ColumnMajor, bf16, ColumnMajor, RowBias, Shape<_128, _128, _64>>;
+// d_temb: M = k, N = b, K = n within one slice, L = slice.  A = W (M contiguous), B = dy
+// (K contiguous), D = FP32 partials [slice][b][k] (M contiguous).
+using DTembNarrow = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_128, _32, _64>>;
+using DTembWide = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_128, _128, _64>>;
+// grad_w: M = n, N = k, K = b.  A = dy (M contiguous), B = s (N contiguous), D = gw[n][k].
+using GradW = GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_128, _128, _64>>;
+
+// Sets a CuTe stride (modes M-or-N, K, L): the dynamic one of the first two modes gets `ld`, the
+// batch mode gets `batch`; the static unit stride stays.
+template <class Stride>
+Stride make_strides(int64_t ld, int64_t batch) {
+  Stride s{};
+  if constexpr (!cute::is_static<cute::remove_cvref_t<decltype(get<0>(s))>>::value) get<0>(s) = ld;
+  if constexpr (!cute::is_static<cute::remove_cvref_t<decltype(get<1>(s))>>::value) get<1>(s) = ld;
+  get<2>(s) = batch;
+  return s;
+}
+
+// The persistent grid is sized from the SM count; it changes which CTA computes a tile, never
+// a tile's bytes. Cached per device (a host attribute query, no synchronization).
+int sm_count_of_current_device(cudaError_t* err) {
+  static std::array<std::atomic<int>, 64> cache{};
+  int device = 0;
+  *err = cudaGetDevice(&device);
+  if (*err != cudaSuccess) return 0;
+  if (device >= 0 && device < 64) {
+    const int cached = cache[device].load(std::memory_order_relaxed);
+    if (cached > 0) return cached;
+  }
+  int count = 0;
+  *err = cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
+  if (*err != cudaSuccess) return 0;
+  if (device >= 0 && device < 64) cache[device].store(count, std::memory_order_relaxed);
+  return count;
+}
+
+// Launches one GEMM: CUTLASS builds the kernel parameters (TMA descriptors: host-only driver
+// calls, no synchronization, nothing allocated); the kernel's shared-memory limit is raised
+// once per device instead of on every call as GemmUniversalAdapter::initialize would.
+template <class G>
+cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream) {
+  using Kernel = typename G::Kernel;
+  static std::array<std::atomic<bool>, 64> smem_raised{};
+  cudaError_t err = cudaSuccess;
+  args.hw_info.sm_count = sm_count_of_current_device(&err);
+  if (err != cudaSuccess) return err;
+  int device = 0;
+  if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
+  args.hw_info.device_id = device;
+  // No workspace: the plain persistent scheduler and these epilogues need none; a CUTLASS
+  // version that did would be refused here instead of writing through a null pointer.
+  if (Kernel::get_workspace_size(args) != 0) return cudaErrorNotSupported;
+  if (!Kernel::can_implement(args)) return cudaErrorInvalidValue;
+  constexpr int smem = Kernel::SharedStorageSize;
+  if (device < 0 || device >= 64 || !smem_raised[device].load(std::memory_order_acquire)) {
+    err = cudaFuncSetAttribute(cutlass::device_kernel<Kernel>,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (err != cudaSuccess) return err;
+    if (device >= 0 && device < 64) smem_raised[device].store(true, std::memory_order_release);
+  }
+  const typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
+  cutlass::device_kernel<Kernel><<<Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream>>>(params);
+  return cudaGetLastError();
+}
+
+template <class G>
+cudaError_t forward_with(int B, const void* weight, const void* silu, const void* bias, void* out,
+                         cudaStream_t stream) {
+  using K = typename G::Kernel;
+  typename G::Gemm::Arguments args{};
+  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
+  args.problem_shape = {kN, B, kK, 1};
+  args.mainloop.ptr_A = static_cast<const bf16*>(weight);
+  args.mainloop.dA = make_strides<typename K::StrideA>(kK, 0);
+  args.mainloop.ptr_B = static_cast<const bf16*>(silu);
+  args.mainloop.dB = make_strides<typename K::StrideB>(kK, 0);
+  args.epilogue.ptr_C = nullptr;
+  args.epilogue.dC = make_strides<typename K::StrideC>(kN, 0);
+  args.epilogue.ptr_D = static_cast<bf16*>(out);
+  args.epilogue.dD = make_strides<typename K::StrideD>(kN, 0);
+  args.epilogue.thread.alpha = 1.0f;
+  args.epilogue.thread.beta = 0.0f;
+  args.epilogue.thread.bias_ptr = static_cast<const bf16*>(bias);
+  return run<G>(args, stream);
+}
+
+template <class G>
+cudaError_t dtemb_with(int B, const void* weight, const void* grad_out, float* partial,
+                       cudaStream_t stream) {
+  using K = typename G::Kernel;
+  constexpr int64_t slice = kN / kSplitN;
+  typename G::Gemm::Arguments args{};
+  args.mode = cutlass::gemm::GemmUniversalMode::kBatched;
+  args.problem_shape = {kK, B, static_cast<int>(slice), kSplitN};
+  args.mainloop.ptr_A = static_cast<const bf16*>(weight);
+  args.mainloop.dA = make_strides<typename K::StrideA>(kK, slice * kK);
+  args.mainloop.ptr_B = static_cast<const bf16*>(grad_out);
+  args.mainloop.dB = make_strides<typename K::StrideB>(kN, slice);
+  args.epilogue.ptr_C = nullptr;
+  args.epilogue.dC = make_strides<typename K::StrideC>(kK, int64_t{B} * kK);
+  args.epilogue.ptr_D = partial;
+  args.epilogue.dD = make_strides<typename K::StrideD>(kK, int64_t{B} * kK);
+  args.epilogue.thread.alpha = 1.0f;
+  args.epilogue.thread.beta = 0.0f;
+  return run<G>(args, stream);
+}
+
+}  // namespace
+
+bool available() { return true; }
+
+cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* silu,
+                         const void* bias, void* out, cudaStream_t stream) {
+  switch (tile) {
+    case BatchTile::narrow: return forward_with<ForwardNarrow>(B, weight, silu, bias, out, stream);
+    default: return forward_with<ForwardWide>(B, weight, silu, bias, out, stream);
+  }
+}
+
+cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* grad_out,
+                       float* partial, cudaStream_t stream) {
+  switch (tile) {
+    case BatchTile::narrow: return dtemb_with<DTembNarrow>(B, weight, grad_out, partial, stream);
+    default: return dtemb_with<DTembWide>(B, weight, grad_out, partial, stream);
+  }
+}
+
+cudaError_t gradw_gemm(int B, const void* grad_out, const void* silu, void* grad_weight,
+                       cudaStream_t stream) {
+  using G = GradW;
+  using K = typename G::Kernel;
+  typename G::Gemm::Arguments args{};
+  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
+  args.problem_shape = {kN, kK, B, 1};
+  args.mainloop.ptr_A = static_cast<const bf16*>(grad_out);
+  args.mainloop.dA = make_strides<typename K::StrideA>(kN, 0);
+  args.mainloop.ptr_B = static_cast<const bf16*>(silu);
+  args.mainloop.dB = make_strides<typename K::StrideB>(kK, 0);
+  args.epilogue.ptr_C = nullptr;
+  args.epilogue.dC = make_strides<typename K::StrideC>(kK, 0);
+  args.epilogue.ptr_D = static_cast<bf16*>(grad_weight);
+  args.epilogue.dD = make_strides<typename K::StrideD>(kK, 0);
+  args.epilogue.thread.alpha = 1.0f;
+  args.epilogue.thread.beta = 0.0f;
+  return run<G>(args, stream);
+}
+
+}  // namespace rlk::cuda::qwenimage::sm90
+
+#else  // a build without sm_90a: the bf16 path keeps its mma.sync kernels
+
+namespace rlk::cuda::qwenimage::sm90 {
+bool available() { return false; }
+cudaError_t forward_gemm(BatchTile, int, const void*, const void*, const void*, void*, cudaStream_t) {
+  return cudaErrorNotSupported;
+}
+cudaError_t dtemb_gemm(BatchTile, int, const void*, const void*, float*, cudaStream_t) {
+  return cudaErrorNotSupported;
+}
+cudaError_t gradw_gemm(int, const void*, const void*, void*, cudaStream_t) {
+  return cudaErrorNotSupported;
+}
+}  // namespace rlk::cuda::qwenimage::sm90
+
+#endif

@@ -1,0 +1,34 @@
+// Hopper (sm_90a) GEMMs for the bf16 path of qwenimage_adaln_mod_projection: wgmma fed by TMA,
+// built from CUTLASS 3 collectives (adaln_mod_projection_sm90.cu). The arithmetic contract is
+// the one in docs/operators/qwenimage-adaln-mod-projection.md; docs/notes/cuda-kernels.md says
+// why these keep every element's reduction order independent of B.
+//
+// Each launcher runs on `stream` and the current device, allocates nothing, never synchronizes
+// the host, and uses fixed tile shapes with no split-K (every output tile is reduced by one CTA,
+// reduction tiles in ascending order). Pointers are 16-byte aligned device pointers.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+namespace rlk::cuda::qwenimage::sm90 {
+
+// True when this build contains the sm_90a kernels (the CUDA architectures included 90).
+bool available();
+
+// How many batch rows one CTA tile (and one wgmma instruction) covers: narrow (32) for small
+// B, wide (128) for large B. Either gives the same bytes.
+enum class BatchTile { narrow, wide };
+
+// y[b, n] = round(sum_k W[n, k] s[b, k] + bias[n]) for b < B; n < 18432, k < 3072.
+cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* silu,
+                         const void* bias, void* out, cudaStream_t stream);
+
+// partial[j, b, k] = sum over n in slice j (8 slices of 2304) of dy[b, n] W[n, k], FP32.
+cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* grad_out,
+                       float* partial, cudaStream_t stream);
+
+// gw[n, k] = round(sum_b dy[b, n] s[b, k]), b in ascending 64-row chunks from row 0.
+cudaError_t gradw_gemm(int B, const void* grad_out, const void* silu, void* grad_weight,
+                       cudaStream_t stream);
+
+}  // namespace rlk::cuda::qwenimage::sm90
