@@ -1,5 +1,5 @@
 // The bf16 path may pick its GEMM implementation by B (mma.sync, or wgmma with a narrow or wide
-// batch tile) only because every choice gives the same bytes. This checks that claim directly on
+// batch tile, cooperative or ping-pong) only because every choice gives the same bytes. This checks that claim directly on
 // the kernels: each implementation, forced, against mma.sync, byte for byte, for every output,
 // at batch sizes on both sides of each switch point; outputs are poisoned before every run.
 #include <gtest/gtest.h>
@@ -142,7 +142,7 @@ std::size_t poison_left(const std::vector<unsigned char>& a) {
 TEST_F(Bf16GemmFamilies, EveryImplementationGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) {
   const char* names[4] = {"y", "grad_temb", "grad_weight", "grad_bias"};
   const GemmFamily mma = GemmFamily::mma_sync;
-  for (int B : {1, 63, 64, 127, 128, 257, 2048}) {
+  for (int B : {1, 63, 64, 127, 128, 257, 1024, 1025, 2048}) {
     const auto reference = run(B, Bf16Gemms{mma, mma, mma});
     for (std::size_t o = 0; o < reference.size(); ++o)
       ASSERT_EQ(poison_left(reference[o]), 0u) << names[o] << " not fully written at B = " << B;
@@ -150,8 +150,8 @@ TEST_F(Bf16GemmFamilies, EveryImplementationGivesTheBytesOfMmaSyncOnBothSidesOfE
       const char* name;
       Bf16Gemms gemms;
     } choices[] = {
-        {"wgmma narrow", {GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow}},
-        {"wgmma wide", {GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide}},
+        {"wgmma narrow, grad_w ping-pong", {GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
+        {"wgmma wide, grad_w cooperative", {GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide}},
         {"automatic", {}},
     };
     for (const auto& choice : choices) {
@@ -162,6 +162,24 @@ TEST_F(Bf16GemmFamilies, EveryImplementationGivesTheBytesOfMmaSyncOnBothSidesOfE
       }
     }
   }
+}
+
+
+TEST_F(Bf16GemmFamilies, AChoiceThatDoesNotApplyToAGemmIsRefusedBeforeAnyWrite) {
+  const Device& d = dev_;
+  const Problem p{Storage::bfloat16, 4, kK, kN};
+  cudaMemset(d.out, 0x5A, std::size_t(4) * kN * 2);
+  const ForwardTensors f{d.temb, d.weight, d.bias, d.out};
+  EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr,
+                           Bf16Gemms{GemmFamily::wgmma_pingpong, GemmFamily::automatic, GemmFamily::automatic}),
+            cudaErrorInvalidValue);
+  const BackwardTensors b{d.temb, d.weight, d.grad_out, d.grad_temb, d.grad_weight, d.grad_bias};
+  EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr,
+                            Bf16Gemms{GemmFamily::automatic, GemmFamily::automatic, GemmFamily::wgmma_narrow}),
+            cudaErrorInvalidValue);
+  std::vector<unsigned char> h(std::size_t(4) * kN * 2);
+  ASSERT_EQ(cudaMemcpy(h.data(), d.out, h.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(std::count(h.begin(), h.end(), static_cast<unsigned char>(0x5A)), static_cast<long>(h.size()));
 }
 
 }  // namespace

@@ -115,38 +115,72 @@ __global__ void dtemb_combine_kernel(const float* __restrict__ partial, const T*
 // grad_bias[n]: kBiasGroups thread groups per column. Group j sums chunks j, j + kBiasGroups,
 // ... (kBiasChunk rows each, ascending, fresh FP32 chunk sum folded into a TwoSum pair); the
 // groups' pairs are then combined in ascending group order. Rows past B form no chunk, so
-// appending zero rows adds only exact zeros.
-constexpr int kBiasCols = 32;
+// appending zero rows adds only exact zeros. Each thread carries kBiasVec<T> adjacent columns
+// through exactly that per-column arithmetic, so that a warp reads 8-byte words (which columns
+// share a thread does not change any column's bytes).
+constexpr int kBiasThreadsPerGroup = 32;
 constexpr int kBiasGroups = 8;
+template <class T>
+constexpr int kBiasVec = 8 / static_cast<int>(sizeof(T));  // bf16: 4 columns, fp32: 2
+template <class T>
+constexpr int kBiasCols = kBiasThreadsPerGroup * kBiasVec<T>;  // columns per block
 
 template <class T>
-__global__ void __launch_bounds__(kBiasCols* kBiasGroups)
+__global__ void __launch_bounds__(kBiasThreadsPerGroup* kBiasGroups)
     grad_bias_kernel(const T* __restrict__ dy, T* __restrict__ grad_bias, int B, int N) {
-  __shared__ float part_hi[kBiasGroups][kBiasCols];
-  __shared__ float part_lo[kBiasGroups][kBiasCols];
-  const int col = threadIdx.x % kBiasCols;
-  const int grp = threadIdx.x / kBiasCols;
-  const int n = blockIdx.x * kBiasCols + col;
-  float hi = 0.0f;
-  float lo = 0.0f;
+  constexpr int V = kBiasVec<T>;
+  struct alignas(8) Vec {
+    T v[V];
+  };
+  __shared__ float part_hi[kBiasGroups][kBiasCols<T>];
+  __shared__ float part_lo[kBiasGroups][kBiasCols<T>];
+  const int lane = threadIdx.x % kBiasThreadsPerGroup;
+  const int grp = threadIdx.x / kBiasThreadsPerGroup;
+  const int n0 = blockIdx.x * kBiasCols<T> + lane * V;
+  float hi[V], lo[V];
+#pragma unroll
+  for (int q = 0; q < V; ++q) hi[q] = lo[q] = 0.0f;
   for (int b0 = grp * kBiasChunk; b0 < B; b0 += kBiasGroups * kBiasChunk) {
-    float chunk = 0.0f;
-#pragma unroll 8
-    for (int j = 0; j < kBiasChunk; ++j) {
-      const int b = b0 + j;
-      if (b < B) chunk += load_f32(dy + static_cast<std::int64_t>(b) * N + n);
+    const T* rows = dy + static_cast<std::int64_t>(b0) * N + n0;
+    float chunk[V];
+#pragma unroll
+    for (int q = 0; q < V; ++q) chunk[q] = 0.0f;
+    if (b0 + kBiasChunk <= B) {
+      // A whole chunk: every load issued before the first add (the sums stay in row order).
+      Vec x[kBiasChunk];
+#pragma unroll
+      for (int j = 0; j < kBiasChunk; ++j) x[j] = *reinterpret_cast<const Vec*>(rows + static_cast<std::int64_t>(j) * N);
+#pragma unroll
+      for (int j = 0; j < kBiasChunk; ++j)
+#pragma unroll
+        for (int q = 0; q < V; ++q) chunk[q] += load_f32(&x[j].v[q]);
+    } else {
+      for (int j = 0; b0 + j < B; ++j) {
+        const Vec x = *reinterpret_cast<const Vec*>(rows + static_cast<std::int64_t>(j) * N);
+#pragma unroll
+        for (int q = 0; q < V; ++q) chunk[q] += load_f32(&x.v[q]);
+      }
     }
-    two_sum_add(hi, lo, chunk);
+#pragma unroll
+    for (int q = 0; q < V; ++q) two_sum_add(hi[q], lo[q], chunk[q]);
   }
-  part_hi[grp][col] = hi;
-  part_lo[grp][col] = lo;
+#pragma unroll
+  for (int q = 0; q < V; ++q) {
+    part_hi[grp][lane * V + q] = hi[q];
+    part_lo[grp][lane * V + q] = lo[q];
+  }
   __syncthreads();
   if (grp != 0) return;
-  for (int g = 1; g < kBiasGroups; ++g) {
-    two_sum_add(hi, lo, part_hi[g][col]);
-    lo += part_lo[g][col];
+  Vec out;
+#pragma unroll
+  for (int q = 0; q < V; ++q) {
+    for (int g = 1; g < kBiasGroups; ++g) {
+      two_sum_add(hi[q], lo[q], part_hi[g][lane * V + q]);
+      lo[q] += part_lo[g][lane * V + q];
+    }
+    out.v[q] = round_to<T>(two_sum_value(hi[q], lo[q]));
   }
-  grad_bias[n] = round_to<T>(two_sum_value(hi, lo));
+  *reinterpret_cast<Vec*>(grad_bias + n0) = out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -770,6 +804,7 @@ cudaError_t wgmma_usable(bool* usable) {
 constexpr int kForwardWideFromB = 128;
 constexpr int kDTembWideFromB = 128;
 constexpr int kGradWWgmmaFromB = 64;  // below, the mma.sync grad_w overlaps its stores better
+constexpr int kGradWCooperativeFromB = 1025;  // up to 1024 rows, ping-pong hides the epilogue
 
 // Resolves `automatic` for batch size B on the current device; refuses a forced wgmma choice
 // where the wgmma GEMMs cannot run.
@@ -779,6 +814,9 @@ cudaError_t resolve(Bf16Gemms* g, int B) {
   for (GemmFamily* f : {&g->forward, &g->grad_temb, &g->grad_weight}) {
     if (*f != GemmFamily::automatic && *f != GemmFamily::mma_sync && !usable) return cudaErrorNotSupported;
   }
+  if (g->forward == GemmFamily::wgmma_pingpong || g->grad_temb == GemmFamily::wgmma_pingpong ||
+      g->grad_weight == GemmFamily::wgmma_narrow)
+    return cudaErrorInvalidValue;
   if (g->forward == GemmFamily::automatic) {
     g->forward = !usable ? GemmFamily::mma_sync
                  : B >= kForwardWideFromB ? GemmFamily::wgmma_wide : GemmFamily::wgmma_narrow;
@@ -788,7 +826,9 @@ cudaError_t resolve(Bf16Gemms* g, int B) {
                    : B >= kDTembWideFromB ? GemmFamily::wgmma_wide : GemmFamily::wgmma_narrow;
   }
   if (g->grad_weight == GemmFamily::automatic) {
-    g->grad_weight = usable && B >= kGradWWgmmaFromB ? GemmFamily::wgmma_wide : GemmFamily::mma_sync;
+    g->grad_weight = !usable || B < kGradWWgmmaFromB ? GemmFamily::mma_sync
+                     : B >= kGradWCooperativeFromB     ? GemmFamily::wgmma_wide
+                                                       : GemmFamily::wgmma_pingpong;
   }
   return cudaSuccess;
 }
@@ -866,7 +906,10 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
     gw.r_len = round_up_int(B, mma::GradWConfig::BR);
     err = gemms.grad_weight == GemmFamily::mma_sync
               ? mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream)
-              : sm90::gradw_gemm(B, t.grad_out, s, t.grad_weight, stream);
+              : sm90::gradw_gemm(gemms.grad_weight == GemmFamily::wgmma_pingpong
+                                     ? sm90::GradWSchedule::pingpong
+                                     : sm90::GradWSchedule::cooperative,
+                                 B, t.grad_out, s, t.grad_weight, stream);
   } else {
     err = simt::launch<Op::kDTemb>(
         dt, dim3((B + simt::kBN - 1) / simt::kBN, kK / simt::kBM, kSplitN), stream);
@@ -881,7 +924,8 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
       partial, static_cast<const T*>(t.temb), static_cast<T*>(t.grad_temb), count);
   err = cudaGetLastError();
   if (err != cudaSuccess) return err;
-  grad_bias_kernel<T><<<kN / kBiasCols, kBiasCols * kBiasGroups, 0, stream>>>(
+  static_assert(kN % kBiasCols<bf16> == 0 && kN % kBiasCols<float> == 0);
+  grad_bias_kernel<T><<<kN / kBiasCols<T>, kBiasThreadsPerGroup * kBiasGroups, 0, stream>>>(
       static_cast<const T*>(t.grad_out), static_cast<T*>(t.grad_bias), B, kN);
   return cudaGetLastError();
 }

@@ -44,14 +44,16 @@ struct BackwardTensors {
 
 // Which GEMM implementation the bf16 path runs for each of its three GEMMs. `automatic` is what
 // the operator uses: on a compute capability 9.0 device with a build that has them, the wgmma
-// GEMMs (sm90::, batch tile chosen by B), elsewhere the mma.sync ones. Every choice gives the
-// same bytes (the dev harness and the tests compare them); the others exist so that they can be
-// compared and timed. fp32 ignores it.
-enum class GemmFamily { automatic, mma_sync, wgmma_narrow, wgmma_wide };
+// GEMMs (sm90::, variant chosen by B), elsewhere the mma.sync ones. Every choice gives the same
+// bytes (tests/cuda/test_bf16_gemm_families.cpp compares them); the others exist so that they
+// can be compared and timed. wgmma_narrow / wgmma_wide (batch tile 32 / 128) apply to forward
+// and grad_temb; wgmma_wide (cooperative) / wgmma_pingpong to grad_weight; any other
+// combination is refused with cudaErrorInvalidValue. fp32 ignores it.
+enum class GemmFamily { automatic, mma_sync, wgmma_narrow, wgmma_wide, wgmma_pingpong };
 struct Bf16Gemms {
   GemmFamily forward = GemmFamily::automatic;
   GemmFamily grad_temb = GemmFamily::automatic;
-  GemmFamily grad_weight = GemmFamily::automatic;  // one wgmma tile: narrow and wide are the same
+  GemmFamily grad_weight = GemmFamily::automatic;
 };
 
 // Returns cudaErrorInvalidValue for shapes the kernels do not support.

@@ -39,7 +39,13 @@ struct Cooperative {  // two consumer warpgroups share one 128-row tile
   using Epilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
 };
 
-// (A 64-row-tile ping-pong schedule was tried for the narrow GEMMs: within 4% either way.)
+struct Pingpong {  // two consumer warpgroups on two tiles, one's epilogue under the other's MMAs
+  using Mainloop = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
+  using Epilogue = cutlass::epilogue::TmaWarpSpecialized;
+};
+
+// (Tried and dropped, docs/notes/cuda-kernels.md: a 64-row ping-pong tile and a 64-row batch
+// tile for forward and d_temb, each within 4% of these.)
 template <class LayoutA, class LayoutB, class ElementD, class LayoutD, class Fusion, class Tile,
           class Schedule = Cooperative>
 struct GemmOf {
@@ -76,7 +82,10 @@ using ForwardWide = GemmOf<RowMajor, ColumnMajor, bf16, ColumnMajor, RowBias, Sh
 using DTembNarrow = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_128, _32, _64>>;
 using DTembWide = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_128, _128, _64>>;
 // grad_w: M = n, N = k, K = b.  A = dy (M contiguous), B = s (N contiguous), D = gw[n][k].
+// Cooperative for large B; ping-pong (one warpgroup's epilogue under the other's MMAs) where
+// the reduction over B is short and the 113 MB of grad_weight stores dominate.
 using GradW = GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_128, _128, _64>>;
+using GradWPingpong = GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_128, _128, _64>, Pingpong>;
 
 // Sets a CuTe stride (modes M-or-N, K, L): the dynamic one of the first two modes gets `ld`, the
 // batch mode gets `batch`; the static unit stride stays.
@@ -178,6 +187,26 @@ cudaError_t dtemb_with(int B, const void* weight, const void* grad_out, float* p
   return run<G>(args, stream);
 }
 
+template <class G>
+cudaError_t gradw_with(int B, const void* grad_out, const void* silu, void* grad_weight,
+                       cudaStream_t stream) {
+  using K = typename G::Kernel;
+  typename G::Gemm::Arguments args{};
+  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
+  args.problem_shape = {kN, kK, B, 1};
+  args.mainloop.ptr_A = static_cast<const bf16*>(grad_out);
+  args.mainloop.dA = make_strides<typename K::StrideA>(kN, 0);
+  args.mainloop.ptr_B = static_cast<const bf16*>(silu);
+  args.mainloop.dB = make_strides<typename K::StrideB>(kK, 0);
+  args.epilogue.ptr_C = nullptr;
+  args.epilogue.dC = make_strides<typename K::StrideC>(kK, 0);
+  args.epilogue.ptr_D = static_cast<bf16*>(grad_weight);
+  args.epilogue.dD = make_strides<typename K::StrideD>(kK, 0);
+  args.epilogue.thread.alpha = 1.0f;
+  args.epilogue.thread.beta = 0.0f;
+  return run<G>(args, stream);
+}
+
 }  // namespace
 
 bool available() { return true; }
@@ -198,24 +227,11 @@ cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* gr
   }
 }
 
-cudaError_t gradw_gemm(int B, const void* grad_out, const void* silu, void* grad_weight,
-                       cudaStream_t stream) {
-  using G = GradW;
-  using K = typename G::Kernel;
-  typename G::Gemm::Arguments args{};
-  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
-  args.problem_shape = {kN, kK, B, 1};
-  args.mainloop.ptr_A = static_cast<const bf16*>(grad_out);
-  args.mainloop.dA = make_strides<typename K::StrideA>(kN, 0);
-  args.mainloop.ptr_B = static_cast<const bf16*>(silu);
-  args.mainloop.dB = make_strides<typename K::StrideB>(kK, 0);
-  args.epilogue.ptr_C = nullptr;
-  args.epilogue.dC = make_strides<typename K::StrideC>(kK, 0);
-  args.epilogue.ptr_D = static_cast<bf16*>(grad_weight);
-  args.epilogue.dD = make_strides<typename K::StrideD>(kK, 0);
-  args.epilogue.thread.alpha = 1.0f;
-  args.epilogue.thread.beta = 0.0f;
-  return run<G>(args, stream);
+cudaError_t gradw_gemm(GradWSchedule schedule, int B, const void* grad_out, const void* silu,
+                       void* grad_weight, cudaStream_t stream) {
+  return schedule == GradWSchedule::pingpong
+             ? gradw_with<GradWPingpong>(B, grad_out, silu, grad_weight, stream)
+             : gradw_with<GradW>(B, grad_out, silu, grad_weight, stream);
 }
 
 }  // namespace rlk::cuda::qwenimage::sm90
@@ -230,7 +246,7 @@ cudaError_t forward_gemm(BatchTile, int, const void*, const void*, const void*, 
 cudaError_t dtemb_gemm(BatchTile, int, const void*, const void*, float*, cudaStream_t) {
   return cudaErrorNotSupported;
 }
-cudaError_t gradw_gemm(int, const void*, const void*, void*, cudaStream_t) {
+cudaError_t gradw_gemm(GradWSchedule, int, const void*, const void*, void*, cudaStream_t) {
   return cudaErrorNotSupported;
 }
 }  // namespace rlk::cuda::qwenimage::sm90

@@ -19,6 +19,10 @@ bool available();
 // B, wide (128) for large B. Either gives the same bytes.
 enum class BatchTile { narrow, wide };
 
+// grad_w: cooperative (two warpgroups on one 128 x 128 tile) for large B; ping-pong (two
+// warpgroups on two tiles, one's epilogue under the other's MMAs) where B is short. Same bytes.
+enum class GradWSchedule { cooperative, pingpong };
+
 // y[b, n] = round(sum_k W[n, k] s[b, k] + bias[n]) for b < B; n < 18432, k < 3072.
 cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* silu,
                          const void* bias, void* out, cudaStream_t stream);
@@ -28,7 +32,7 @@ cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* gr
                        float* partial, cudaStream_t stream);
 
 // gw[n, k] = round(sum_b dy[b, n] s[b, k]), b in ascending 64-row chunks from row 0.
-cudaError_t gradw_gemm(int B, const void* grad_out, const void* silu, void* grad_weight,
-                       cudaStream_t stream);
+cudaError_t gradw_gemm(GradWSchedule schedule, int B, const void* grad_out, const void* silu,
+                       void* grad_weight, cudaStream_t stream);
 
 }  // namespace rlk::cuda::qwenimage::sm90

@@ -284,7 +284,7 @@ void compare_out(const char* name, const void* x, const double* ref, std::size_t
 struct Timing {
   int B;
   double fwd, fwdbwd, cub_fwd, cub_fwdbwd;
-  double gemm_fwd[3] = {}, gemm_bwd_dt[3] = {}, gemm_bwd_gw = 0;
+  double gemm_fwd[3] = {}, gemm_bwd_dt[3] = {}, gemm_bwd_gw = 0, gemm_bwd_gw_pp = 0;
 };
 
 double median(std::vector<float> v) {
@@ -384,7 +384,7 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     CK(cudaFree(counters));
   }
   if (profile_only) {
-    for (int B : {1, 2048}) {
+    for (int B : {1, 256, 2048}) {
       run_fwd<T>(b, B, b.temb[0], b.w[0], b.bias[0], 0);
       run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
     }
@@ -578,12 +578,17 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
   // ---- the bf16 GEMM implementations, byte for byte against mma.sync
   if (!f32 && g_compare) {
     const Bf16Gemms saved = g_gemms;
-    const GemmFamily fams[3] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide};
-    const char* fam_names[3] = {"mma.sync", "wgmma narrow", "wgmma wide"};
+    // forward / grad_temb / grad_weight choices, each compared with all-mma.sync
+    const Bf16Gemms fams[4] = {
+        {GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::mma_sync},
+        {GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong},
+        {GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide},
+        {}};
+    const char* fam_names[4] = {"mma.sync", "wgmma narrow + grad_w ping-pong", "wgmma wide", "automatic"};
     for (int B : {1, 3, 64, 255, 256, 257, 1024, 2048}) {
-      std::vector<unsigned char> out[3][4];
-      for (int f = 0; f < 3; ++f) {
-        g_gemms = Bf16Gemms{fams[f], fams[f], fams[f]};
+      std::vector<unsigned char> out[4][4];
+      for (int f = 0; f < 4; ++f) {
+        g_gemms = fams[f];
         poison<T>(b);
         run_fwd<T>(b, B, b.temb[0], b.w[0], b.bias[0], 0);
         run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
@@ -594,7 +599,7 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
         out[f][3] = to_host<T>(b.gb, N);
       }
       const char* names[4] = {"y", "grad_temb", "grad_weight", "grad_bias"};
-      for (int f = 1; f < 3; ++f) {
+      for (int f = 1; f < 4; ++f) {
         for (int o = 0; o < 4; ++o) {
           std::size_t diff = 0;
           for (std::size_t i = 0; i < out[0][o].size(); i += sizeof(T))
@@ -662,6 +667,8 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
         }
         g_gemms = Bf16Gemms{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::wgmma_wide};
         t.gemm_bwd_gw = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
+        g_gemms = Bf16Gemms{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::wgmma_pingpong};
+        t.gemm_bwd_gw_pp = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
         g_gemms = saved;
       }
       t.cub_fwd = time_it([&](int s) { cub_fwd(B, s); });
@@ -715,11 +722,12 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--compare-gemms") == 0) g_compare = true;
     if (std::strcmp(argv[i], "--gemms") == 0 && i + 1 < argc) {
       ++i;
-      const GemmFamily f = std::strcmp(argv[i], "narrow") == 0 ? GemmFamily::wgmma_narrow
-                           : std::strcmp(argv[i], "wide") == 0 ? GemmFamily::wgmma_wide
-                           : std::strcmp(argv[i], "mma") == 0  ? GemmFamily::mma_sync
-                                                               : GemmFamily::automatic;
-      g_gemms = Bf16Gemms{f, f, f};
+      if (std::strcmp(argv[i], "narrow") == 0)
+        g_gemms = Bf16Gemms{GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong};
+      else if (std::strcmp(argv[i], "wide") == 0)
+        g_gemms = Bf16Gemms{GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide};
+      else if (std::strcmp(argv[i], "mma") == 0)
+        g_gemms = Bf16Gemms{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::mma_sync};
     }
   }
   std::vector<Timing> t32, t16;
@@ -736,11 +744,11 @@ int main(int argc, char** argv) {
                   t.fwd, t.fwdbwd, t.cub_fwd, t.cub_fwdbwd);
   if (g_compare) {
     std::printf("\nbf16 per GEMM (ms, median of 25): fwd with mma / narrow / wide; bwd with d_temb "
-                "mma / narrow / wide (grad_w mma); bwd with grad_w wgmma (d_temb mma)\n");
+                "mma / narrow / wide (grad_w mma); bwd with grad_w wgmma cooperative / ping-pong (d_temb mma)\n");
     for (const auto& t : t16)
-      std::printf("B %5d | fwd %8.4f %8.4f %8.4f | bwd dt %8.4f %8.4f %8.4f | bwd gw-wgmma %8.4f\n", t.B,
-                  t.gemm_fwd[0], t.gemm_fwd[1], t.gemm_fwd[2], t.gemm_bwd_dt[0], t.gemm_bwd_dt[1],
-                  t.gemm_bwd_dt[2], t.gemm_bwd_gw);
+      std::printf("B %5d | fwd %8.4f %8.4f %8.4f | bwd dt %8.4f %8.4f %8.4f | bwd gw coop %8.4f pp %8.4f\n",
+                  t.B, t.gemm_fwd[0], t.gemm_fwd[1], t.gemm_fwd[2], t.gemm_bwd_dt[0], t.gemm_bwd_dt[1],
+                  t.gemm_bwd_dt[2], t.gemm_bwd_gw, t.gemm_bwd_gw_pp);
   }
   std::printf("\nfailures: %d\n", g_failures);
   return g_failures == 0 ? 0 : 1;
