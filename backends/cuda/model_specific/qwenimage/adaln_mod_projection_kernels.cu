@@ -610,22 +610,24 @@ namespace simt {
 
 constexpr int kBM = 64;
 constexpr int kBN = 64;
-constexpr int kBR = 16;
+constexpr int kBR = 16;      // grad_w: rows per compensated chunk (part of the bytes)
+constexpr int kLoadR = 32;   // reduction steps staged per pipeline step (speed only)
 constexpr int kThreads = 256;
+constexpr int kFetches = kLoadR / 16;  // float4 per thread per operand per step
 
-// Loads one 64 x 16 operand tile (i-range [i0, i0+64), r-range [r0, r0+16)) into registers,
-// one float4 per thread; storage rows at or beyond row_limit read as zero.
+// Loads part q of one 64 x kLoadR operand tile (i-range [i0, i0+64), r-range [r0, r0+kLoadR))
+// into registers, one float4; storage rows at or beyond row_limit read as zero.
 template <bool rcontig>
 __device__ __forceinline__ float4 fetch(const float* g, std::int64_t ld, int i0, int r0,
-                                        int row_limit) {
+                                        int row_limit, int q) {
   const int t = threadIdx.x;
   int grow;
   int gcol;
   if constexpr (rcontig) {
     grow = i0 + t / 4;
-    gcol = r0 + (t % 4) * 4;
+    gcol = r0 + q * 16 + (t % 4) * 4;
   } else {
-    grow = r0 + t / 16;
+    grow = r0 + q * 16 + t / 16;
     gcol = i0 + (t % 16) * 4;
   }
   if (grow >= row_limit) return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -633,25 +635,28 @@ __device__ __forceinline__ float4 fetch(const float* g, std::int64_t ld, int i0,
 }
 
 template <bool rcontig>
-__device__ __forceinline__ void store(float (*tile)[kBM], float4 v) {
+__device__ __forceinline__ void store(float (*tile)[kBM], float4 v, int q) {
   const int t = threadIdx.x;
   if constexpr (rcontig) {
     const int i = t / 4;
-    const int r = (t % 4) * 4;
+    const int r = q * 16 + (t % 4) * 4;
     tile[r + 0][i] = v.x;
     tile[r + 1][i] = v.y;
     tile[r + 2][i] = v.z;
     tile[r + 3][i] = v.w;
   } else {
-    *reinterpret_cast<float4*>(&tile[t / 16][(t % 16) * 4]) = v;
+    *reinterpret_cast<float4*>(&tile[q * 16 + t / 16][(t % 16) * 4]) = v;
   }
 }
 
+// One element's arithmetic is the same whatever kLoadR is: forward and d_temb chain fmaf over
+// r ascending from 0 into one register; grad_w chains each kBR-row chunk from 0 and folds it
+// into (hi, lo) with TwoSum, for the chunks that hold a row < B (r_len rounded up to kBR).
 template <Op op>
 __global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
   using L = OpLayout<op>;
-  __shared__ __align__(16) float sa[2][kBR][kBM];
-  __shared__ __align__(16) float sb[2][kBR][kBN];
+  __shared__ __align__(16) float sa[2][kLoadR][kBM];
+  __shared__ __align__(16) float sb[2][kLoadR][kBN];
 
   const int c0 = blockIdx.x * kBN;
   const int m0 = blockIdx.y * kBM;
@@ -670,46 +675,65 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
 #pragma unroll
     for (int j = 0; j < 4; ++j) acc[i][j] = hi[i][j] = lo[i][j] = 0.0f;
 
-  const int num_tiles = p.r_len / kBR;
-  float4 va = fetch<L::a_rcontig>(ga, p.lda, m0, r_base, p.a_row_limit);
-  float4 vb = fetch<L::b_rcontig>(gb, p.ldb, c0, r_base, p.b_row_limit);
-  store<L::a_rcontig>(sa[0], va);
-  store<L::b_rcontig>(sb[0], vb);
+  const int num_tiles = (p.r_len + kLoadR - 1) / kLoadR;
+  float4 va[kFetches], vb[kFetches];
+#pragma unroll
+  for (int q = 0; q < kFetches; ++q) {
+    va[q] = fetch<L::a_rcontig>(ga, p.lda, m0, r_base, p.a_row_limit, q);
+    vb[q] = fetch<L::b_rcontig>(gb, p.ldb, c0, r_base, p.b_row_limit, q);
+  }
+#pragma unroll
+  for (int q = 0; q < kFetches; ++q) {
+    store<L::a_rcontig>(sa[0], va[q], q);
+    store<L::b_rcontig>(sb[0], vb[q], q);
+  }
   __syncthreads();
 
   for (int tile = 0; tile < num_tiles; ++tile) {
     const int cur = tile & 1;
     if (tile + 1 < num_tiles) {
-      const int r0 = r_base + (tile + 1) * kBR;
-      va = fetch<L::a_rcontig>(ga, p.lda, m0, r0, p.a_row_limit);
-      vb = fetch<L::b_rcontig>(gb, p.ldb, c0, r0, p.b_row_limit);
+      const int r0 = r_base + (tile + 1) * kLoadR;
+#pragma unroll
+      for (int q = 0; q < kFetches; ++q) {
+        va[q] = fetch<L::a_rcontig>(ga, p.lda, m0, r0, p.a_row_limit, q);
+        vb[q] = fetch<L::b_rcontig>(gb, p.ldb, c0, r0, p.b_row_limit, q);
+      }
     }
     if (active) {
 #pragma unroll
-      for (int r = 0; r < kBR; ++r) {
-        const float4 a = *reinterpret_cast<const float4*>(&sa[cur][r][tm * 4]);
-        const float4 b = *reinterpret_cast<const float4*>(&sb[cur][r][tc * 4]);
-        const float av[4] = {a.x, a.y, a.z, a.w};
-        const float bv[4] = {b.x, b.y, b.z, b.w};
+      for (int h = 0; h < kLoadR / kBR; ++h) {
+        // grad_w: a chunk past r_len (= B rounded up to kBR) holds only padding: skipped, so
+        // its TwoSum fold, which could turn a -0 sum into +0, never happens.
+        if (op == Op::kGradW && tile * kLoadR + h * kBR >= p.r_len) break;
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
+        for (int r = h * kBR; r < (h + 1) * kBR; ++r) {
+          const float4 a = *reinterpret_cast<const float4*>(&sa[cur][r][tm * 4]);
+          const float4 b = *reinterpret_cast<const float4*>(&sb[cur][r][tc * 4]);
+          const float av[4] = {a.x, a.y, a.z, a.w};
+          const float bv[4] = {b.x, b.y, b.z, b.w};
 #pragma unroll
-          for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
-      }
-      if constexpr (op == Op::kGradW) {
-        // One r-tile of batch rows is one chunk: fold it into the compensated sum.
+          for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
+            for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+        }
+        if constexpr (op == Op::kGradW) {
+          // One kBR-row chunk of batch rows: fold it into the compensated sum.
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            two_sum_add(hi[i][j], lo[i][j], acc[i][j]);
-            acc[i][j] = 0.0f;
-          }
+          for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              two_sum_add(hi[i][j], lo[i][j], acc[i][j]);
+              acc[i][j] = 0.0f;
+            }
+        }
       }
     }
     if (tile + 1 < num_tiles) {
-      store<L::a_rcontig>(sa[cur ^ 1], va);
-      store<L::b_rcontig>(sb[cur ^ 1], vb);
+#pragma unroll
+      for (int q = 0; q < kFetches; ++q) {
+        store<L::a_rcontig>(sa[cur ^ 1], va[q], q);
+        store<L::b_rcontig>(sb[cur ^ 1], vb[q], q);
+      }
     }
     __syncthreads();
   }
@@ -718,20 +742,26 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const int m = m0 + tm * 4 + i;
+    if constexpr (op == Op::kGradW) {
+      float4 v;
+      v.x = two_sum_value(hi[i][0], lo[i][0]);
+      v.y = two_sum_value(hi[i][1], lo[i][1]);
+      v.z = two_sum_value(hi[i][2], lo[i][2]);
+      v.w = two_sum_value(hi[i][3], lo[i][3]);
+      *reinterpret_cast<float4*>(static_cast<float*>(p.out) + static_cast<std::int64_t>(m) * kK + c0 + tc * 4) = v;
+    } else {
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int c = c0 + tc * 4 + j;
-      if constexpr (op == Op::kForward) {
-        if (c < p.B)
-          static_cast<float*>(p.out)[static_cast<std::int64_t>(c) * kN + m] =
-              acc[i][j] + static_cast<const float*>(p.bias)[m];
-      } else if constexpr (op == Op::kDTemb) {
-        if (c < p.B)
-          static_cast<float*>(p.out)[static_cast<std::int64_t>(blockIdx.z) * p.B * kK +
-                                     static_cast<std::int64_t>(c) * kK + m] = acc[i][j];
-      } else {
-        static_cast<float*>(p.out)[static_cast<std::int64_t>(m) * kK + c] =
-            two_sum_value(hi[i][j], lo[i][j]);
+      for (int j = 0; j < 4; ++j) {
+        const int c = c0 + tc * 4 + j;
+        if constexpr (op == Op::kForward) {
+          if (c < p.B)
+            static_cast<float*>(p.out)[static_cast<std::int64_t>(c) * kN + m] =
+                acc[i][j] + static_cast<const float*>(p.bias)[m];
+        } else {
+          if (c < p.B)
+            static_cast<float*>(p.out)[static_cast<std::int64_t>(blockIdx.z) * p.B * kK +
+                                       static_cast<std::int64_t>(c) * kK + m] = acc[i][j];
+        }
       }
     }
   }
