@@ -241,7 +241,7 @@ PlatformSlot SpecReader::read_slot(const YAML::Node& key, const YAML::Node& node
 ConformanceSpec SpecReader::read_conformance(const YAML::Node& node, const OpSpec& spec) const {
   expect_map(node, "conformance",
              {"batch_symbol", "inputs", "seeds", "accuracy_batches", "invariance_batches", "boundary_sweeps",
-              "workload_rows", "workload_chunkings", "padding_batches", "cancellation_input", "gates"},
+              "workload_rows", "workload_chunkings", "padding_batches", "cancellation_input", "parameter_sets", "gates"},
              {"batch_symbol", "inputs", "seeds", "gates"});
   ConformanceSpec c;
   c.batch_symbol = text(node["batch_symbol"], "batch_symbol");
@@ -297,6 +297,16 @@ ConformanceSpec SpecReader::read_conformance(const YAML::Node& node, const OpSpe
     const ArgumentSpec* argument = spec.argument(c.cancellation_input);
     if (argument == nullptr || argument->role != ArgumentRole::input) {
       refuse(node["cancellation_input"], "'" + c.cancellation_input + "' is not an input argument of this spec");
+    }
+  }
+  if (const auto sets = node["parameter_sets"]) {
+    if (!sets.IsSequence() || sets.size() == 0) refuse(sets, "'parameter_sets' must be a non-empty list of names");
+    for (const auto& item : sets) {
+      auto name = text(item, "parameter_sets");
+      if (name.empty() || std::find(c.parameter_sets.begin(), c.parameter_sets.end(), name) != c.parameter_sets.end()) {
+        refuse(item, "parameter set names must be non-empty and distinct ('" + name + "')");
+      }
+      c.parameter_sets.push_back(std::move(name));
     }
   }
   static const std::set<std::string> kKnownGates = {"accuracy", "batch_invariance", "workload", "repeat_and_padding",

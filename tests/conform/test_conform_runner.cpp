@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -66,6 +67,27 @@ TEST(ConformRunner, QuickRunPassesOnTheCpuReference) {
   }
   EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(RLK_CONFORM_OUT) / "reference_quick" / "SUMMARY.md"));
   EXPECT_NE(run.output.find("0 failed"), std::string::npos) << run.output;
+}
+
+TEST(ConformRunner, AccuracyRunsEachParameterSetOnItsOwnParameters) {
+  // The repository's spec names two parameter sets (the image and the text stream's weights).
+  const RunResult run = conform(RLK_REPO_SPECS, "parameter_sets", "--quick --only accuracy --batch 1");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::map<std::string, std::map<std::string, double>> worst_reference;  // set -> case tail + output -> value
+  for (const auto& record : run.acceptance["records"]) {
+    if (record["check"] != "fp64_oracle") continue;
+    const std::string set = record["numbers"].value("parameter_set", "");
+    const std::string id = record["case"];
+    EXPECT_NE(id.find("/params=" + set + "/"), std::string::npos) << id;
+    const std::string direction = id.substr(id.rfind('/') + 1);
+    worst_reference[set][direction + "/" + record["output"].get<std::string>()] = record["numbers"]["max_abs"].get<double>() +
+                                                                                  record["numbers"]["worst_reference"].get<double>();
+  }
+  ASSERT_EQ(worst_reference.size(), 2u) << run.acceptance.dump(1);
+  ASSERT_TRUE(worst_reference.contains("image") && worst_reference.contains("text"));
+  // The forward output depends on the weights, so the two sets' oracle results differ.
+  EXPECT_NE(worst_reference["image"]["forward/out"], worst_reference["text"]["forward/out"]);
+  EXPECT_EQ(worst_reference["image"].size(), worst_reference["text"].size());
 }
 
 TEST(ConformRunner, CorrectPluginPassesAccuracyAndInvariance) {

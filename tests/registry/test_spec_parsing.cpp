@@ -151,6 +151,12 @@ TEST(SpecParsing, UnknownGateIsRefused) {
   EXPECT_TRUE(test::contains(message, "unknown gate 'speed'")) << message;
 }
 
+TEST(SpecParsing, RepeatedParameterSetNameIsRefused) {
+  const auto message = refusal(kMinimal + "conformance:\n  batch_symbol: B\n  inputs:\n    x: {std: 1}\n  seeds: [0]\n"
+                                          "  parameter_sets: [image, image]\n  gates: [accuracy]\n");
+  EXPECT_TRUE(test::contains(message, "demo.yaml:23:27: parameter set names must be non-empty and distinct ('image')")) << message;
+}
+
 TEST(SpecParsing, MissingFileIsAnIoError) {
   auto spec = load_spec_file("/nonexistent/spec.yaml");
   ASSERT_FALSE(spec);

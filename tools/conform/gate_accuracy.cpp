@@ -39,41 +39,55 @@ std::vector<Case> plan_accuracy(const PlanContext& context) {
   for (DType dtype : context.dtypes) {
     const Tolerance tolerance = context.spec->numeric(dtype)->tolerance;
     const bool compare_to_reference = context.implementation != "reference";
+    // One unnamed set unless the spec names parameter sets (e.g. the image and text streams'
+    // weights); each named set is its own case, "params=NAME/direction".
+    std::vector<std::string> sets = context.spec->conformance.parameter_sets;
+    const bool named_sets = !sets.empty();
+    if (!named_sets) sets.emplace_back();
     for (std::uint64_t seed : context.sizes.seeds) {
       for (std::int64_t batch : context.sizes.accuracy_batches) {
-        for (const DirectionLayout& d : context.layout->directions) {
-          Case c = batch_case("accuracy", dtype, seed, batch, to_string(d.direction));
-          const Direction direction = d.direction;
-          c.run = [c, seed, batch, direction, tolerance, compare_to_reference](Workbench& bench) {
-            std::vector<Record> records;
-            auto fail_with = [&](const Error& e) {
-              records.push_back(record_of_error(c.gate, c.id, dtype_name(c.dtype), e));
+        for (std::size_t set = 0; set < sets.size(); ++set) {
+          for (const DirectionLayout& d : context.layout->directions) {
+            const std::string tail = (named_sets ? "params=" + sets[set] + "/" : std::string()) + std::string(to_string(d.direction));
+            Case c = batch_case("accuracy", dtype, seed, batch, tail);
+            const Direction direction = d.direction;
+            const std::string set_name = sets[set];
+            c.run = [c, seed, batch, direction, tolerance, compare_to_reference, set, set_name](Workbench& bench) {
+              std::vector<Record> records;
+              auto fail_with = [&](const Error& e) {
+                records.push_back(record_of_error(c.gate, c.id, dtype_name(c.dtype), e));
+                return records;
+              };
+              auto synthetic = bench.first_rows(seed, c.dtype, direction, batch);
+              if (!synthetic) return fail_with(synthetic.error());
+              auto in_set = bench.with_parameter_set(std::move(*synthetic), seed, c.dtype, direction, set);
+              if (!in_set) return fail_with(in_set.error());
+              auto inputs = bench.with_checkpoint(std::move(*in_set), c.dtype);
+              if (!inputs) return fail_with(inputs.error());
+              auto judged = bench.run_with_oracle(direction, c.dtype, *inputs);
+              if (!judged) return fail_with(judged.error());
+              for (const auto& [name, values] : judged->got) {
+                records.push_back(judge_accuracy(c, name, values, judged->oracle.at(name), tolerance, "fp64_oracle"));
+              }
+              if (compare_to_reference) {
+                auto reference = bench.references()->reference(direction, *inputs);
+                if (!reference) return fail_with(reference.error());
+                for (const auto& [name, values] : judged->got) {
+                  records.push_back(judge_accuracy(c, name, values, reference->at(name), tolerance, "cpu_reference"));
+                }
+              }
+              if (!set_name.empty()) {
+                for (Record& r : records) r.numbers["parameter_set"] = set_name;
+              }
+              if (const auto& checkpoint = bench.checkpoint()) {
+                for (Record& r : records) {
+                  r.numbers["checkpoint"] = {{"file", checkpoint->file}, {"tensor", checkpoint->tensor}, {"argument", checkpoint->argument}};
+                }
+              }
               return records;
             };
-            auto synthetic = bench.first_rows(seed, c.dtype, direction, batch);
-            if (!synthetic) return fail_with(synthetic.error());
-            auto inputs = bench.with_checkpoint(std::move(*synthetic), c.dtype);
-            if (!inputs) return fail_with(inputs.error());
-            auto judged = bench.run_with_oracle(direction, c.dtype, *inputs);
-            if (!judged) return fail_with(judged.error());
-            for (const auto& [name, values] : judged->got) {
-              records.push_back(judge_accuracy(c, name, values, judged->oracle.at(name), tolerance, "fp64_oracle"));
-            }
-            if (compare_to_reference) {
-              auto reference = bench.references()->reference(direction, *inputs);
-              if (!reference) return fail_with(reference.error());
-              for (const auto& [name, values] : judged->got) {
-                records.push_back(judge_accuracy(c, name, values, reference->at(name), tolerance, "cpu_reference"));
-              }
-            }
-            if (const auto& checkpoint = bench.checkpoint()) {
-              for (Record& r : records) {
-                r.numbers["checkpoint"] = {{"file", checkpoint->file}, {"tensor", checkpoint->tensor}, {"argument", checkpoint->argument}};
-              }
-            }
-            return records;
-          };
-          cases.push_back(std::move(c));
+            cases.push_back(std::move(c));
+          }
         }
       }
     }

@@ -73,6 +73,26 @@ Result<CallInputs> Workbench::with_checkpoint(CallInputs call, DType dtype) {
   return call;
 }
 
+Result<CallInputs> Workbench::with_parameter_set(CallInputs call, std::uint64_t seed, DType dtype, Direction direction,
+                                                std::size_t set) {
+  if (set == 0) return call;
+  const tools::SymbolBindings symbols = {{layout_->batch_symbol, pool_rows_}};
+  for (const ArgumentSpec* argument : layout_->find(direction)->shared_inputs) {
+    const auto slot = call.tensors.find(argument->name);
+    if (slot == call.tensors.end()) continue;
+    auto& drawn = set_draws_[std::make_tuple(seed, dtype, set, argument->name)];
+    if (!drawn) {
+      auto values = tools::draw_input(*spec_, *argument, dtype, symbols, mix_seed(seed, 0x5e7000 + set));
+      if (!values) {
+        return std::unexpected(values.error().with_context("drawing '" + argument->name + "' for parameter set " + std::to_string(set)));
+      }
+      drawn = std::make_shared<const HostTensor>(std::move(*values));
+    }
+    slot->second = drawn;
+  }
+  return call;
+}
+
 Result<const HostOutputs*> Workbench::alone(std::uint64_t seed, DType dtype, Direction direction, std::int64_t row) {
   const auto key = std::make_tuple(seed, dtype, direction, row);
   if (const auto found = alone_.find(key); found != alone_.end()) return &found->second;

@@ -44,6 +44,11 @@ class Workbench {
   Result<CallInputs> first_rows(std::uint64_t seed, DType dtype, Direction direction, std::int64_t count);
   // The same with the checkpoint tensor in place of its synthetic input, when one was given.
   Result<CallInputs> with_checkpoint(CallInputs inputs, DType dtype);
+  // The same with the shared (batch-free) inputs of `direction` drawn for parameter set `set`
+  // (the spec's conformance.parameter_sets): set 0 is the seed's own draw, set j > 0 draws them
+  // with the seed mixed with j; per-row inputs are left as they are.
+  Result<CallInputs> with_parameter_set(CallInputs inputs, std::uint64_t seed, DType dtype, Direction direction,
+                                        std::size_t set);
   // A workbench over the same drawn inputs that runs another implementation (a negative
   // control); it has no references and its own row-alone results.
   std::unique_ptr<Workbench> sibling(std::unique_ptr<Executor> executor) const;
@@ -72,6 +77,7 @@ class Workbench {
   std::map<std::pair<std::uint64_t, DType>, Pool> pools_;
   std::map<std::tuple<std::uint64_t, DType, Direction, std::int64_t>, HostOutputs> alone_;
   std::map<DType, std::shared_ptr<const HostTensor>> checkpoint_in_dtype_;
+  std::map<std::tuple<std::uint64_t, DType, std::size_t, std::string>, std::shared_ptr<const HostTensor>> set_draws_;
   std::optional<std::pair<std::tuple<std::uint64_t, DType, Direction, std::int64_t>, HostOutputs>> last_batch_;
 };
 

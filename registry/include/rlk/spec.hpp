@@ -96,6 +96,9 @@ struct ConformanceSpec {
   std::vector<std::vector<std::int64_t>> workload_chunkings;
   std::vector<std::int64_t> padding_batches;
   std::string cancellation_input;  // per-row input negated in the second half of the batch
+  // Named draws of the shared (batch-free) inputs, such as one model layer's weights for two
+  // streams; the accuracy gate runs each. Empty: one set, the seed's own draw.
+  std::vector<std::string> parameter_sets;
   std::vector<std::string> gates;  // names of the gates that apply
 };
 
