@@ -2,10 +2,21 @@
 # Produces the GPU evidence on a CUDA machine from a build made elsewhere (build-cuda/):
 # GPU tests, `rlk bench` (+ PyTorch's own times for the same work) and `rlk conform` for both
 # dtypes. Writes everything under $OUT (default: evidence-out/). Used through the lent H200:
-#   scripts/h200_evidence.sh            (from the repository root)
+#   scripts/h200_evidence.sh [tests] [bench] [conform]     (default: all three)
+# Environment:
+#   RLK_TEST_JOBS      ctest parallelism (default 2; the FP64 oracle runs on the host's cores)
+#   RLK_EVIDENCE_QUICK=1   conformance in --quick mode instead of the full run
+#   RLK_WITH_PYTORCH=1     also time PyTorch's own F.linear(F.silu(x)) (tools/bench/pytorch_baseline.py)
+#   RLK_BENCH_REPEATS  timed calls per path and case (default 50)
+# The conformance output directories are packed into conform.tar (the device's file return
+# takes few files).
 set -uo pipefail
 out=${OUT:-evidence-out}
 mkdir -p "$out"
+parts=("$@")
+[ ${#parts[@]} -eq 0 ] && parts=(tests bench conform)
+wants() { local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
+
 # The build tree records absolute paths of the machine it was configured on.
 configured=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build-cuda/CMakeCache.txt)
 if [ "$configured" != "$PWD" ] && [ ! -e "$configured" ]; then
@@ -14,24 +25,39 @@ fi
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 rlk=build-cuda/bin/rlk
 key=qwenimage_adaln_mod_projection
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$out/gpu.txt" 2>&1
+nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > "$out/gpu.txt" 2>&1
 
 step() { local limit=$1; shift; echo "== $* (limit ${limit}s)"; timeout "$limit" "$@"; echo "== exit $? after ${SECONDS}s"; }
 
-# RLK_EVIDENCE_FULL=1 runs the full conformance; the default fits a short lease: quick
-# conformance of both dtypes (every gate, small sizes) beside the GPU tests.
-repeats=${RLK_BENCH_REPEATS:-50}
-step 90 $rlk bench $key --device cuda:0 --dtype bf16,fp32 --batch 1,3,64,256,1024,2048 --warmup 5 \
-  --repeats "$repeats" --json "$out/bench.json" --plot "$out/bench.png"
-# Correctness after timing: the GPU tests beside conformance of both dtypes.
-step ${RLK_TEST_LIMIT:-170} ctest --test-dir build-cuda -R 'Cuda|StrictMath' --output-on-failure -j 2 > "$out/ctest-gpu.log" 2>&1 &
-tests=$!
-quick=--quick
-[ "${RLK_EVIDENCE_FULL:-0}" = 1 ] && quick=
-for dtype in bf16 fp32; do
-  step 300 $rlk conform $key --device cuda:0 --dtype $dtype $quick --out "$out/conform-$dtype" > "$out/conform-$dtype.log" 2>&1
-done
-[ "${RLK_WITH_PYTORCH:-0}" = 1 ] && step 90 python3 tools/bench/pytorch_baseline.py "$out/pytorch.json"
-wait $tests
-grep -E "tests passed|Failed|\*\*\*Failed" "$out/ctest-gpu.log" | tail -15
-tail -n 3 "$out/conform-bf16.log" "$out/conform-fp32.log"
+if wants bench; then
+  repeats=${RLK_BENCH_REPEATS:-50}
+  step 120 $rlk bench $key --device cuda:0 --dtype bf16,fp32 --batch 1,3,64,128,256,512,1024,2048 --warmup 5 \
+    --repeats "$repeats" --json "$out/bench.json" --plot "$out/bench.png" > "$out/bench.log" 2>&1
+  tail -n 20 "$out/bench.log"
+  [ "${RLK_WITH_PYTORCH:-0}" = 1 ] && step 150 python3 tools/bench/pytorch_baseline.py "$out/pytorch.json"
+fi
+
+tests=""
+if wants tests; then
+  # Every GPU test (the two-GPU one runs where two GPUs are present, and skips with its reason
+  # elsewhere), in the background beside conformance when both are asked for.
+  step ${RLK_TEST_LIMIT:-400} ctest --test-dir build-cuda -R 'Cuda|StrictMath|Bf16GemmFamilies' --output-on-failure \
+    -j "${RLK_TEST_JOBS:-2}" > "$out/ctest-gpu.log" 2>&1 &
+  tests=$!
+fi
+
+if wants conform; then
+  quick=
+  [ "${RLK_EVIDENCE_QUICK:-0}" = 1 ] && quick=--quick
+  for dtype in bf16 fp32; do
+    step 300 $rlk conform $key --device cuda:0 --dtype $dtype $quick --out "$out/conform-$dtype" > "$out/conform-$dtype.log" 2>&1
+    tail -n 3 "$out/conform-$dtype.log"
+  done
+  (cd "$out" && tar cf conform.tar conform-bf16 conform-fp32 conform-bf16.log conform-fp32.log &&
+     rm -rf conform-bf16 conform-fp32 conform-bf16.log conform-fp32.log)
+fi
+
+if [ -n "$tests" ]; then
+  wait $tests
+  grep -E "tests passed|Failed|\*\*\*Failed|Skipped|Not Run" "$out/ctest-gpu.log" | tail -15
+fi
