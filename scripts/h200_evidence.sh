@@ -8,6 +8,7 @@
 #   RLK_EVIDENCE_QUICK=1   conformance in --quick mode instead of the full run
 #   RLK_WITH_PYTORCH=1     also time PyTorch's own F.linear(F.silu(x)) (tools/bench/pytorch_baseline.py)
 #   RLK_BENCH_REPEATS  timed calls per path and case (default 50)
+#   RLK_CONFORM_DTYPES dtypes to conform (default "bf16 fp32"); RLK_CONFORM_LIMIT seconds each (default 480)
 # The conformance output directories are packed into conform.tar (the device's file return
 # takes few files).
 set -uo pipefail
@@ -49,12 +50,13 @@ fi
 if wants conform; then
   quick=
   [ "${RLK_EVIDENCE_QUICK:-0}" = 1 ] && quick=--quick
-  for dtype in bf16 fp32; do
-    step 300 $rlk conform $key --device cuda:0 --dtype $dtype $quick --out "$out/conform-$dtype" > "$out/conform-$dtype.log" 2>&1
+  dtypes=${RLK_CONFORM_DTYPES:-bf16 fp32}
+  for dtype in $dtypes; do
+    step "${RLK_CONFORM_LIMIT:-480}" $rlk conform $key --device cuda:0 --dtype $dtype $quick --out "$out/conform-$dtype" > "$out/conform-$dtype.log" 2>&1
     tail -n 3 "$out/conform-$dtype.log"
   done
-  (cd "$out" && tar cf conform.tar conform-bf16 conform-fp32 conform-bf16.log conform-fp32.log &&
-     rm -rf conform-bf16 conform-fp32 conform-bf16.log conform-fp32.log)
+  (cd "$out" && for dtype in $dtypes; do tar rf conform.tar "conform-$dtype" "conform-$dtype.log" &&
+     rm -rf "conform-$dtype" "conform-$dtype.log"; done)
 fi
 
 if [ -n "$tests" ]; then

@@ -7,8 +7,14 @@
 // zeros (zero-filled operand rows), and warps skip matrix instructions whose output columns all
 // lie beyond B; neither changes the accumulation sequence of a valid element.
 //
+// The bf16 GEMMs exist twice: mma.sync here (every architecture) and wgmma in
+// adaln_mod_projection_sm90.cu (sm_90a); which runs may depend on B (resolve() below) because
+// both give the same bytes: each element is the same chain of k16 tensor-core steps into one
+// FP32 accumulator (tests/cuda/test_bf16_gemm_families.cpp checks it).
+//
 // Reductions (all in ascending order, no atomics). "r-tile" is the op's fixed reduction tile
-// (bf16: mma::*Config::BR, then k16 MMA steps inside it; fp32: simt::kBR single FFMAs):
+// (bf16: mma::*Config::BR, then k16 MMA steps inside it; fp32: single FFMAs, grad_w folding
+// every simt::kBR rows):
 //   forward   y[b,n]   over k, r-tile by r-tile, into one FP32 accumulator; + bias in FP32.
 //   d_temb    g[b,k]   over n: kSplitN fixed slices of N / kSplitN, each r-tile by r-tile;
 //                      FP32 partials in the workspace, combined in ascending slice order by
