@@ -90,6 +90,60 @@ TEST(ConformRunner, AccuracyRunsEachParameterSetOnItsOwnParameters) {
   EXPECT_EQ(worst_reference["image"].size(), worst_reference["text"].size());
 }
 
+// A checkpoint file for --weights: `rlk make-inputs` at another seed, so its `weight` differs
+// from every synthetic draw of the runs below.
+std::string checkpoint_file() {
+  const std::filesystem::path file = std::filesystem::path(RLK_CONFORM_OUT) / "checkpoint_seed99.safetensors";
+  if (!std::filesystem::exists(file)) {
+    const std::string command = "RLK_SPEC_PATH='" + std::string(RLK_REPO_SPECS) + "' '" + RLK_CLI + "' make-inputs " + kKey +
+                                " --dtype bf16 --batch 1 --seed 99 --out '" + file.string() + "' > /dev/null 2>&1";
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  }
+  return file.string();
+}
+
+// The forward output's oracle numbers per parameter set: they change with the weights.
+std::map<std::string, double> forward_out_fingerprint(const RunResult& run) {
+  std::map<std::string, double> values;
+  for (const auto& record : run.acceptance["records"]) {
+    const std::string id = record["case"];
+    if (record["check"] == "fp64_oracle" && record["output"] == "out" && id.ends_with("/forward")) {
+      values[id] = record["numbers"]["worst_reference"].get<double>() + record["numbers"]["max_abs"].get<double>();
+    }
+  }
+  return values;
+}
+
+TEST(ConformRunner, CheckpointTensorReplacesTheInputOfItsShapeInTheAccuracyGate) {
+  const std::string file = checkpoint_file();
+  const RunResult synthetic = conform(RLK_REPO_SPECS, "checkpoint_synthetic", "--quick --only accuracy --batch 1");
+  const RunResult real = conform(RLK_REPO_SPECS, "checkpoint_real", "--quick --only accuracy --batch 1 --weights '" + file + "' --tensor weight");
+  ASSERT_EQ(synthetic.exit_code, 0) << synthetic.output;
+  ASSERT_EQ(real.exit_code, 0) << real.output;
+  ASSERT_FALSE(real.acceptance["records"].empty());
+  for (const auto& record : real.acceptance["records"]) {
+    ASSERT_TRUE(record["numbers"].contains("checkpoint")) << record.dump();
+    EXPECT_EQ(record["numbers"]["checkpoint"]["tensor"], "weight");
+    EXPECT_EQ(record["numbers"]["checkpoint"]["argument"], "weight");
+    EXPECT_EQ(record["numbers"]["checkpoint"]["file"], file);
+  }
+  const auto with_synthetic = forward_out_fingerprint(synthetic);
+  const auto with_checkpoint = forward_out_fingerprint(real);
+  ASSERT_FALSE(with_synthetic.empty());
+  ASSERT_EQ(with_synthetic.size(), with_checkpoint.size());
+  for (const auto& [id, value] : with_synthetic) EXPECT_NE(with_checkpoint.at(id), value) << id << ": same numbers as the synthetic weights";
+}
+
+TEST(ConformRunner, CheckpointTensorMatchingNoSharedInputIsRefusedNamingIt) {
+  const RunResult run = conform(RLK_REPO_SPECS, "checkpoint_wrong_shape", "--quick --only accuracy --weights '" + checkpoint_file() + "' --tensor temb");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.output.find("--tensor temb: 0 shared inputs of qwenimage_adaln_mod_projection have its shape"), std::string::npos)
+      << run.output;
+  const RunResult missing = conform(RLK_REPO_SPECS, "checkpoint_missing", "--quick --only accuracy --weights '" + checkpoint_file() + "' --tensor nope");
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.output.find("nope"), std::string::npos) << missing.output;
+}
+
 TEST(ConformRunner, CorrectPluginPassesAccuracyAndInvariance) {
   const RunResult run = conform(broken("correct"), "correct", kAccuracyAndInvariance);
   ASSERT_EQ(run.exit_code, 0) << run.output;

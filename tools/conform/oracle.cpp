@@ -1,11 +1,15 @@
 #include "oracle.hpp"
 
 #include <algorithm>
+#include <deque>
+#include <vector>
 
 namespace rlk::conform {
 namespace {
 
-constexpr std::size_t kConvertedShared = 2;
+// float64 copies kept: one weight-sized tensor per shared input of a call, plus one, so that a
+// seed's weight survives the other parameter set's call in between.
+constexpr std::size_t kConvertedShared = 3;
 
 }  // namespace
 
@@ -22,13 +26,24 @@ Result<HostOutputs> HostReferences::oracle(Direction direction, DType execution,
   std::deque<HostTensor> converted_inputs;
   HostOutputs outputs;
   TensorMap args;
+  // The shared inputs of this call: their float64 copies are in `args` once converted, so none
+  // of them may be evicted before the call returns (a checkpoint weight shared by every
+  // parameter set made the oldest entry one of them).
+  std::vector<const HostTensor*> in_use;
+  for (const ArgumentSpec* argument : d->shared_inputs) {
+    if (const auto slot = inputs.tensors.find(argument->name); slot != inputs.tensors.end()) in_use.push_back(slot->second.get());
+  }
   for (const ArgumentSpec* argument : d->inputs()) {
     const auto& tensor = inputs.tensors.at(argument->name);
     const bool shared = std::ranges::find(d->shared_inputs, argument) != d->shared_inputs.end();
     if (shared) {
       auto found = std::ranges::find(converted_, tensor.get(), [](const auto& entry) { return entry.first.get(); });
       if (found == converted_.end()) {
-        if (converted_.size() == kConvertedShared) converted_.pop_front();
+        if (converted_.size() >= kConvertedShared) {
+          const auto unused = std::ranges::find_if(
+              converted_, [&](const auto& entry) { return std::ranges::find(in_use, entry.first.get()) == in_use.end(); });
+          if (unused != converted_.end()) converted_.erase(unused);  // a list: the others stay where they are
+        }
         converted_.emplace_back(tensor, to_float64(*tensor));
         found = std::prev(converted_.end());
       }

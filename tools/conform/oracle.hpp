@@ -3,7 +3,7 @@
 // for the execution dtype) and the built-in CPU reference in the execution dtype.
 #pragma once
 
-#include <deque>
+#include <list>
 #include <memory>
 
 #include "call.hpp"
@@ -24,8 +24,9 @@ class HostReferences {
  private:
   const reference::ReferenceEntry* entry_;
   const OperatorLayout* layout_;
-  // float64 copies of the last shared inputs (a weight is converted once per seed).
-  std::deque<std::pair<std::shared_ptr<const HostTensor>, HostTensor>> converted_;
+  // float64 copies of the last shared inputs (a weight is converted once per seed); a list, so
+  // that evicting one entry leaves the others' views valid.
+  std::list<std::pair<std::shared_ptr<const HostTensor>, HostTensor>> converted_;
 };
 
 HostTensor to_float64(const HostTensor& tensor);
