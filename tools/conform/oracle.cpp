@@ -7,9 +7,9 @@
 namespace rlk::conform {
 namespace {
 
-// float64 copies kept: one weight-sized tensor per shared input of a call, plus one, so that a
-// seed's weight survives the other parameter set's call in between.
-constexpr std::size_t kConvertedShared = 3;
+// float64 copies kept: the shared inputs (weight, bias) of two parameter sets, so that going
+// from one set's cases to the other's and on to the next batch converts nothing again.
+constexpr std::size_t kConvertedShared = 4;
 
 }  // namespace
 

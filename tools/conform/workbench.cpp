@@ -80,6 +80,7 @@ Result<CallInputs> Workbench::with_parameter_set(CallInputs call, std::uint64_t 
   for (const ArgumentSpec* argument : layout_->find(direction)->shared_inputs) {
     const auto slot = call.tensors.find(argument->name);
     if (slot == call.tensors.end()) continue;
+    if (checkpoint_ && checkpoint_->argument == argument->name) continue;  // with_checkpoint replaces it
     auto& drawn = set_draws_[std::make_tuple(seed, dtype, set, argument->name)];
     if (!drawn) {
       auto values = tools::draw_input(*spec_, *argument, dtype, symbols, mix_seed(seed, 0x5e7000 + set));

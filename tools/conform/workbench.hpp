@@ -46,7 +46,8 @@ class Workbench {
   Result<CallInputs> with_checkpoint(CallInputs inputs, DType dtype);
   // The same with the shared (batch-free) inputs of `direction` drawn for parameter set `set`
   // (the spec's conformance.parameter_sets): set 0 is the seed's own draw, set j > 0 draws them
-  // with the seed mixed with j; per-row inputs are left as they are.
+  // with the seed mixed with j; per-row inputs, and the input a checkpoint replaces, are left as
+  // they are.
   Result<CallInputs> with_parameter_set(CallInputs inputs, std::uint64_t seed, DType dtype, Direction direction,
                                         std::size_t set);
   // A workbench over the same drawn inputs that runs another implementation (a negative
