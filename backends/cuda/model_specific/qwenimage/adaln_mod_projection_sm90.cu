@@ -145,23 +145,33 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+// One GEMM's arguments: problem (M, N, K, L), each operand with its leading and batch (L)
+// strides, no source C, alpha 1 (so the epilogue's alpha * acc is acc exactly).
+template <class G, class ElementD>
+typename G::Gemm::Arguments arguments_of(int m, int n, int k, int l, const void* a, int64_t lda, int64_t batch_a,
+                                         const void* b, int64_t ldb, int64_t batch_b, ElementD* d, int64_t ldd,
+                                         int64_t batch_d) {
+  using K = typename G::Kernel;
+  typename G::Gemm::Arguments args{};
+  args.mode = l > 1 ? cutlass::gemm::GemmUniversalMode::kBatched : cutlass::gemm::GemmUniversalMode::kGemm;
+  args.problem_shape = {m, n, k, l};
+  args.mainloop.ptr_A = static_cast<const bf16*>(a);
+  args.mainloop.dA = make_strides<typename K::StrideA>(lda, batch_a);
+  args.mainloop.ptr_B = static_cast<const bf16*>(b);
+  args.mainloop.dB = make_strides<typename K::StrideB>(ldb, batch_b);
+  args.epilogue.ptr_C = nullptr;
+  args.epilogue.dC = make_strides<typename K::StrideC>(ldd, batch_d);
+  args.epilogue.ptr_D = d;
+  args.epilogue.dD = make_strides<typename K::StrideD>(ldd, batch_d);
+  args.epilogue.thread.alpha = 1.0f;
+  args.epilogue.thread.beta = 0.0f;
+  return args;
+}
+
 template <class G>
 cudaError_t forward_with(int B, const void* weight, const void* silu, const void* bias, void* out,
                          cudaStream_t stream) {
-  using K = typename G::Kernel;
-  typename G::Gemm::Arguments args{};
-  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
-  args.problem_shape = {kN, B, kK, 1};
-  args.mainloop.ptr_A = static_cast<const bf16*>(weight);
-  args.mainloop.dA = make_strides<typename K::StrideA>(kK, 0);
-  args.mainloop.ptr_B = static_cast<const bf16*>(silu);
-  args.mainloop.dB = make_strides<typename K::StrideB>(kK, 0);
-  args.epilogue.ptr_C = nullptr;
-  args.epilogue.dC = make_strides<typename K::StrideC>(kN, 0);
-  args.epilogue.ptr_D = static_cast<bf16*>(out);
-  args.epilogue.dD = make_strides<typename K::StrideD>(kN, 0);
-  args.epilogue.thread.alpha = 1.0f;
-  args.epilogue.thread.beta = 0.0f;
+  auto args = arguments_of<G>(kN, B, kK, 1, weight, kK, 0, silu, kK, 0, static_cast<bf16*>(out), kN, 0);
   args.epilogue.thread.bias_ptr = static_cast<const bf16*>(bias);
   return run<G>(args, stream);
 }
@@ -169,41 +179,16 @@ cudaError_t forward_with(int B, const void* weight, const void* silu, const void
 template <class G>
 cudaError_t dtemb_with(int B, const void* weight, const void* grad_out, float* partial,
                        cudaStream_t stream) {
-  using K = typename G::Kernel;
   constexpr int64_t slice = kN / kSplitN;
-  typename G::Gemm::Arguments args{};
-  args.mode = cutlass::gemm::GemmUniversalMode::kBatched;
-  args.problem_shape = {kK, B, static_cast<int>(slice), kSplitN};
-  args.mainloop.ptr_A = static_cast<const bf16*>(weight);
-  args.mainloop.dA = make_strides<typename K::StrideA>(kK, slice * kK);
-  args.mainloop.ptr_B = static_cast<const bf16*>(grad_out);
-  args.mainloop.dB = make_strides<typename K::StrideB>(kN, slice);
-  args.epilogue.ptr_C = nullptr;
-  args.epilogue.dC = make_strides<typename K::StrideC>(kK, int64_t{B} * kK);
-  args.epilogue.ptr_D = partial;
-  args.epilogue.dD = make_strides<typename K::StrideD>(kK, int64_t{B} * kK);
-  args.epilogue.thread.alpha = 1.0f;
-  args.epilogue.thread.beta = 0.0f;
+  auto args = arguments_of<G>(kK, B, static_cast<int>(slice), kSplitN, weight, kK, slice * kK, grad_out, kN, slice,
+                              partial, kK, int64_t{B} * kK);
   return run<G>(args, stream);
 }
 
 template <class G>
 cudaError_t gradw_with(int B, const void* grad_out, const void* silu, void* grad_weight,
                        cudaStream_t stream) {
-  using K = typename G::Kernel;
-  typename G::Gemm::Arguments args{};
-  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
-  args.problem_shape = {kN, kK, B, 1};
-  args.mainloop.ptr_A = static_cast<const bf16*>(grad_out);
-  args.mainloop.dA = make_strides<typename K::StrideA>(kN, 0);
-  args.mainloop.ptr_B = static_cast<const bf16*>(silu);
-  args.mainloop.dB = make_strides<typename K::StrideB>(kK, 0);
-  args.epilogue.ptr_C = nullptr;
-  args.epilogue.dC = make_strides<typename K::StrideC>(kK, 0);
-  args.epilogue.ptr_D = static_cast<bf16*>(grad_weight);
-  args.epilogue.dD = make_strides<typename K::StrideD>(kK, 0);
-  args.epilogue.thread.alpha = 1.0f;
-  args.epilogue.thread.beta = 0.0f;
+  auto args = arguments_of<G>(kN, kK, B, 1, grad_out, kN, 0, silu, kK, 0, static_cast<bf16*>(grad_weight), kK, 0);
   return run<G>(args, stream);
 }
 
