@@ -42,7 +42,7 @@ tests=""
 if wants tests; then
   # Every GPU test (the two-GPU one runs where two GPUs are present, and skips with its reason
   # elsewhere), in the background beside conformance when both are asked for.
-  step ${RLK_TEST_LIMIT:-400} ctest --test-dir build-cuda -R 'Cuda|StrictMath|Bf16GemmFamilies' --output-on-failure \
+  step ${RLK_TEST_LIMIT:-400} ctest --test-dir build-cuda -R 'Cuda|StrictMath|KernelPaths' --output-on-failure \
     -j "${RLK_TEST_JOBS:-2}" > "$out/ctest-gpu.log" 2>&1 &
   tests=$!
 fi

@@ -10,7 +10,10 @@
 // The bf16 GEMMs exist twice: mma.sync here (every architecture) and wgmma in
 // adaln_mod_projection_sm90.cu (sm_90a); which runs may depend on B (resolve() below) because
 // both give the same bytes: each element is the same chain of k16 tensor-core steps into one
-// FP32 accumulator (tests/cuda/test_bf16_gemm_families.cpp checks it).
+// FP32 accumulator (tests/cuda/test_kernel_paths.cpp checks it).
+// The fp32 path likewise has two implementations, the tiled CUDA-core GEMMs below (simt::)
+// and, for B <= 16, the streaming kernels of adaln_mod_projection_fp32_stream.cu, which evaluate
+// the same FMA chains (tests/cuda/test_kernel_paths.cpp compares them).
 //
 // Reductions (all in ascending order, no atomics). "r-tile" is the op's fixed reduction tile
 // (bf16: mma::*Config::BR, then k16 MMA steps inside it; fp32: single FFMAs, grad_w folding
@@ -26,6 +29,8 @@
 //   grad_b    gb[n]    over b in kBiasChunk-row chunks (see grad_bias_kernel), compensated.
 // Every output is rounded to storage exactly once, at the end (round-to-nearest-even).
 #include "adaln_mod_projection_kernels.hpp"
+#include "adaln_mod_projection_device.cuh"
+#include "adaln_mod_projection_fp32_stream.hpp"
 #include "adaln_mod_projection_sm90.hpp"
 
 #include <algorithm>
@@ -43,50 +48,7 @@
 namespace rlk::cuda::qwenimage {
 namespace {
 
-constexpr int kK = 3072;
-constexpr int kN = 18432;
-// Fixed split count of the d_temb reduction over N (never depends on B).
-constexpr int kSplitN = 8;
-constexpr int kBiasChunk = 32;
-
-using bf16 = __nv_bfloat16;
-
-template <class T>
-__device__ __forceinline__ float load_f32(const T* p);
-template <>
-__device__ __forceinline__ float load_f32<float>(const float* p) { return *p; }
-template <>
-__device__ __forceinline__ float load_f32<bf16>(const bf16* p) { return __bfloat162float(*p); }
-
-template <class T>
-__device__ __forceinline__ T round_to(float v);
-template <>
-__device__ __forceinline__ float round_to<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ bf16 round_to<bf16>(float v) { return __float2bfloat16_rn(v); }
-
-// IEEE expf and division (the TU is built without fast math; the probe below checks that).
-__device__ __forceinline__ float silu_f32(float x) { return x / (1.0f + expf(-x)); }
-
-__device__ __forceinline__ float silu_grad_f32(float x) {
-  const float sig = 1.0f / (1.0f + expf(-x));
-  return sig * (1.0f + x * (1.0f - sig));
-}
-
-// Compensated accumulation: (hi, lo) += x with Knuth's TwoSum.
-__device__ __forceinline__ void two_sum_add(float& hi, float& lo, float x) {
-  const float s = hi + x;
-  const float bp = s - hi;
-  const float err = (hi - (s - bp)) + (x - bp);
-  hi = s;
-  lo += err;
-}
-
-// hi + lo, except that a non-finite hi is returned as is: TwoSum's error term turns an
-// infinite sum into NaN, which plain IEEE summation would not.
-__device__ __forceinline__ float two_sum_value(float hi, float lo) {
-  return (hi - hi == 0.0f) ? hi + lo : hi;
-}
+using namespace device;
 
 // Eight consecutive elements per thread (count is a multiple of 8: K = 3072).
 constexpr int kSiluVec = 8;
@@ -125,7 +87,6 @@ __global__ void dtemb_combine_kernel(const float* __restrict__ partial, const T*
 // through exactly that per-column arithmetic, so that a warp reads 8-byte words (which columns
 // share a thread does not change any column's bytes).
 constexpr int kBiasThreadsPerGroup = 32;
-constexpr int kBiasGroups = 8;
 template <class T>
 constexpr int kBiasVec = 8 / static_cast<int>(sizeof(T));  // bf16: 4 columns, fp32: 2
 template <class T>
@@ -180,10 +141,7 @@ __global__ void __launch_bounds__(kBiasThreadsPerGroup* kBiasGroups)
   Vec out;
 #pragma unroll
   for (int q = 0; q < V; ++q) {
-    for (int g = 1; g < kBiasGroups; ++g) {
-      two_sum_add(hi[q], lo[q], part_hi[g][lane * V + q]);
-      lo[q] += part_lo[g][lane * V + q];
-    }
+    for (int g = 1; g < kBiasGroups; ++g) fold_bias_group(hi[q], lo[q], part_hi[g][lane * V + q], part_lo[g][lane * V + q]);
     out.v[q] = round_to<T>(two_sum_value(hi[q], lo[q]));
   }
   *reinterpret_cast<Vec*>(grad_bias + n0) = out;
@@ -282,21 +240,6 @@ struct Config {
   static constexpr std::size_t kSmemBytes =
       kPersistent ? kPipeBytes + kOutBytes : (kPipeBytes > kOutBytes ? kPipeBytes : kOutBytes);
 };
-
-__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16-byte async copy; src_bytes == 0 zero-fills the destination without reading global memory.
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-               "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int n>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(n));
-}
 
 __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -616,7 +559,7 @@ namespace simt {
 
 constexpr int kBM = 64;
 constexpr int kBN = 64;
-constexpr int kBR = 16;      // grad_w: rows per compensated chunk (part of the bytes)
+constexpr int kBR = kFp32GradWChunk;  // grad_w: rows per compensated chunk (part of the bytes)
 constexpr int kLoadR = 32;   // reduction steps staged per pipeline step (speed only)
 constexpr int kThreads = 256;
 constexpr int kFetches = kLoadR / 16;  // float4 per thread per operand per step
@@ -842,9 +785,9 @@ constexpr int kDTembWideFromB = 128;
 constexpr int kGradWWgmmaFromB = 64;  // below, the mma.sync grad_w overlaps its stores better
 constexpr int kGradWCooperativeFromB = 1025;  // up to 1024 rows, ping-pong hides the epilogue
 
-// Resolves `automatic` for batch size B on the current device; refuses a forced wgmma choice
-// where the wgmma GEMMs cannot run.
-cudaError_t resolve(Bf16Gemms* g, int B) {
+// Resolves the bf16 `automatic` choices for batch size B on the current device; refuses a
+// forced wgmma choice where the wgmma GEMMs cannot run.
+cudaError_t resolve_bf16(KernelChoice* g, int B) {
   bool usable = false;
   if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
   for (GemmFamily* f : {&g->forward, &g->grad_temb, &g->grad_weight}) {
@@ -869,18 +812,44 @@ cudaError_t resolve(Bf16Gemms* g, int B) {
   return cudaSuccess;
 }
 
+// fp32: the streaming kernels up to these batch sizes, the tiled GEMMs above (measured on an
+// H200, docs/notes/cuda-kernels.md: at B = 16 the streaming forward is compute-bound and
+// slower than the tiled one, the streaming backward still faster). Speed only: the bytes are
+// the same on either side.
+constexpr int kFp32StreamingForwardUpToB = 8;
+constexpr int kFp32StreamingBackwardUpToB = fp32_stream::kMaxB;
+
+// Resolves the fp32 `automatic` choice for a call whose automatic switch point is `up_to_b`;
+// refuses a forced streaming choice for a B it does not take (cudaErrorInvalidValue) or on a
+// device without the shared memory it needs (cudaErrorNotSupported).
+cudaError_t resolve_fp32(KernelChoice* g, int B, int up_to_b) {
+  if (g->fp32 == Fp32Kernels::streaming && B > fp32_stream::kMaxB) return cudaErrorInvalidValue;
+  if (g->fp32 == Fp32Kernels::tiled) return cudaSuccess;
+  bool fits = false;
+  if (const cudaError_t err = fp32_stream::fits_current_device(&fits); err != cudaSuccess) return err;
+  if (g->fp32 == Fp32Kernels::streaming && !fits) return cudaErrorNotSupported;
+  if (g->fp32 == Fp32Kernels::automatic)
+    g->fp32 = fits && B <= up_to_b ? Fp32Kernels::streaming : Fp32Kernels::tiled;
+  return cudaSuccess;
+}
+
 sm90::BatchTile tile_of(GemmFamily f) {
   return f == GemmFamily::wgmma_narrow ? sm90::BatchTile::narrow : sm90::BatchTile::wide;
 }
 
 template <class T>
-cudaError_t forward_impl(int B, const ForwardTensors& t, void* ws, const Bf16Gemms& gemms,
+cudaError_t forward_impl(int B, const ForwardTensors& t, void* ws, const KernelChoice& choice,
                          cudaStream_t stream) {
+  if constexpr (sizeof(T) == 4) {
+    if (choice.fp32 == Fp32Kernels::streaming)  // computes SiLU itself
+      return fp32_stream::forward(B, static_cast<const float*>(t.temb), static_cast<const float*>(t.weight),
+                                  static_cast<const float*>(t.bias), static_cast<float*>(t.out), stream);
+  }
   cudaError_t err = launch_silu<T>(t.temb, ws, B, stream);
   if (err != cudaSuccess) return err;
   if constexpr (sizeof(T) == 2) {
-    if (gemms.forward != GemmFamily::mma_sync)
-      return sm90::forward_gemm(tile_of(gemms.forward), B, t.weight, ws, t.bias, t.out, stream);
+    if (choice.forward != GemmFamily::mma_sync)
+      return sm90::forward_gemm(tile_of(choice.forward), B, t.weight, ws, t.bias, t.out, stream);
   }
   GemmParams p{};
   p.a = t.weight;
@@ -904,12 +873,15 @@ cudaError_t forward_impl(int B, const ForwardTensors& t, void* ws, const Bf16Gem
 
 template <class T>
 cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, void* ws,
-                          const Bf16Gemms& gemms, cudaStream_t stream) {
+                          const KernelChoice& choice, cudaStream_t stream) {
   unsigned char* base = static_cast<unsigned char*>(ws);
   void* s = base;
   float* partial = reinterpret_cast<float*>(base + silu_bytes(prob));
-  cudaError_t err = launch_silu<T>(t.temb, s, B, stream);
-  if (err != cudaSuccess) return err;
+  cudaError_t err = cudaSuccess;
+  if (sizeof(T) == 2 || choice.fp32 != Fp32Kernels::streaming) {
+    err = launch_silu<T>(t.temb, s, B, stream);
+    if (err != cudaSuccess) return err;
+  }
 
   GemmParams dt{};
   dt.a = t.weight;
@@ -935,17 +907,19 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   gw.B = B;
 
   if constexpr (sizeof(T) == 2) {
-    err = gemms.grad_temb == GemmFamily::mma_sync
+    err = choice.grad_temb == GemmFamily::mma_sync
               ? mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream)
-              : sm90::dtemb_gemm(tile_of(gemms.grad_temb), B, t.weight, t.grad_out, partial, stream);
+              : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, t.grad_out, partial, stream);
     if (err != cudaSuccess) return err;
     gw.r_len = round_up_int(B, mma::GradWConfig::BR);
-    err = gemms.grad_weight == GemmFamily::mma_sync
+    err = choice.grad_weight == GemmFamily::mma_sync
               ? mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream)
-              : sm90::gradw_gemm(gemms.grad_weight == GemmFamily::wgmma_pingpong
+              : sm90::gradw_gemm(choice.grad_weight == GemmFamily::wgmma_pingpong
                                      ? sm90::GradWSchedule::pingpong
                                      : sm90::GradWSchedule::cooperative,
                                  B, t.grad_out, s, t.grad_weight, stream);
+  } else if (choice.fp32 == Fp32Kernels::streaming) {
+    err = fp32_stream::backward_products(B, t, partial, stream);
   } else {
     err = simt::launch<Op::kDTemb>(
         dt, dim3((B + simt::kBN - 1) / simt::kBN, kK / simt::kBM, kSplitN), stream);
@@ -960,6 +934,7 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
       partial, static_cast<const T*>(t.temb), static_cast<T*>(t.grad_temb), count);
   err = cudaGetLastError();
   if (err != cudaSuccess) return err;
+  if (sizeof(T) == 4 && choice.fp32 == Fp32Kernels::streaming) return cudaSuccess;  // grad_bias done
   static_assert(kN % kBiasCols<bf16> == 0 && kN % kBiasCols<float> == 0);
   grad_bias_kernel<T><<<kN / kBiasCols<T>, kBiasThreadsPerGroup * kBiasGroups, 0, stream>>>(
       static_cast<const T*>(t.grad_out), static_cast<T*>(t.grad_bias), B, kN);
@@ -989,25 +964,31 @@ std::size_t backward_workspace_bytes(const Problem& problem) {
 }
 
 cudaError_t launch_forward(const Problem& problem, const ForwardTensors& tensors, void* workspace,
-                           std::size_t workspace_bytes, cudaStream_t stream, Bf16Gemms gemms) {
+                           std::size_t workspace_bytes, cudaStream_t stream, KernelChoice choice) {
   if (!supported(problem)) return cudaErrorInvalidValue;
   if (problem.B == 0) return cudaSuccess;
   if (workspace == nullptr || workspace_bytes < forward_workspace_bytes(problem))
     return cudaErrorInvalidValue;
   const int B = static_cast<int>(problem.B);
-  if (problem.storage == Storage::float32) return forward_impl<float>(B, tensors, workspace, gemms, stream);
-  if (const cudaError_t err = resolve(&gemms, B); err != cudaSuccess) return err;
-  return forward_impl<bf16>(B, tensors, workspace, gemms, stream);
+  if (problem.storage == Storage::float32) {
+    if (const cudaError_t err = resolve_fp32(&choice, B, kFp32StreamingForwardUpToB); err != cudaSuccess)
+      return err;
+    return forward_impl<float>(B, tensors, workspace, choice, stream);
+  }
+  if (const cudaError_t err = resolve_bf16(&choice, B); err != cudaSuccess) return err;
+  return forward_impl<bf16>(B, tensors, workspace, choice, stream);
 }
 
 cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tensors, void* workspace,
-                            std::size_t workspace_bytes, cudaStream_t stream, Bf16Gemms gemms) {
+                            std::size_t workspace_bytes, cudaStream_t stream, KernelChoice choice) {
   if (!supported(problem)) return cudaErrorInvalidValue;
   if (workspace == nullptr || workspace_bytes < backward_workspace_bytes(problem))
     return cudaErrorInvalidValue;
   const int B = static_cast<int>(problem.B);
-  if (problem.storage == Storage::bfloat16 && B > 0) {
-    if (const cudaError_t err = resolve(&gemms, B); err != cudaSuccess) return err;
+  if (B > 0) {
+    const cudaError_t err = problem.storage == Storage::bfloat16 ? resolve_bf16(&choice, B)
+                                                                 : resolve_fp32(&choice, B, kFp32StreamingBackwardUpToB);
+    if (err != cudaSuccess) return err;
   }
   if (B == 0) {
     // An empty batch still defines grad_weight and grad_bias: all zeros.
@@ -1017,8 +998,8 @@ cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tenso
     return cudaMemsetAsync(tensors.grad_bias, 0, es * kN, stream);
   }
   return problem.storage == Storage::float32
-             ? backward_impl<float>(B, tensors, problem, workspace, gemms, stream)
-             : backward_impl<bf16>(B, tensors, problem, workspace, gemms, stream);
+             ? backward_impl<float>(B, tensors, problem, workspace, choice, stream)
+             : backward_impl<bf16>(B, tensors, problem, workspace, choice, stream);
 }
 
 cudaError_t run_strict_math_probe(bool* strict, char* detail, std::size_t detail_capacity) {

@@ -42,18 +42,25 @@ struct BackwardTensors {
   void* grad_bias = nullptr;       // [N]
 };
 
-// Which GEMM implementation the bf16 path runs for each of its three GEMMs. `automatic` is what
-// the operator uses: on a compute capability 9.0 device with a build that has them, the wgmma
-// GEMMs (sm90::, variant chosen by B), elsewhere the mma.sync ones. Every choice gives the same
-// bytes (tests/cuda/test_bf16_gemm_families.cpp compares them); the others exist so that they
-// can be compared and timed. wgmma_narrow / wgmma_wide (batch tile 32 / 128) apply to forward
-// and grad_temb; wgmma_wide (cooperative) / wgmma_pingpong to grad_weight; any other
-// combination is refused with cudaErrorInvalidValue. fp32 ignores it.
+// Which kernels run. `automatic` is what the operator uses; the other values exist so that the
+// implementations can be compared byte for byte and timed. Every choice gives the same bytes.
+//
+// bf16, per GEMM: on a compute capability 9.0 device with a build that has them, the wgmma
+// GEMMs (sm90::, variant chosen by B), elsewhere the mma.sync ones
+// (tests/cuda/test_kernel_paths.cpp compares them). wgmma_narrow / wgmma_wide (batch tile
+// 32 / 128) apply to forward and grad_temb; wgmma_wide (cooperative) / wgmma_pingpong to
+// grad_weight; any other combination is refused with cudaErrorInvalidValue.
 enum class GemmFamily { automatic, mma_sync, wgmma_narrow, wgmma_wide, wgmma_pingpong };
-struct Bf16Gemms {
+// fp32: the tiled CUDA-core GEMMs (any B) or, for B <= fp32_stream::kMaxB, the streaming
+// kernels where the device has the shared memory they need (tests/cuda/test_kernel_paths.cpp
+// compares them); `streaming` at a larger B is refused with cudaErrorInvalidValue, on a device
+// without that shared memory with cudaErrorNotSupported.
+enum class Fp32Kernels { automatic, tiled, streaming };
+struct KernelChoice {
   GemmFamily forward = GemmFamily::automatic;
   GemmFamily grad_temb = GemmFamily::automatic;
   GemmFamily grad_weight = GemmFamily::automatic;
+  Fp32Kernels fp32 = Fp32Kernels::automatic;
 };
 
 // Returns cudaErrorInvalidValue for shapes the kernels do not support.
@@ -62,10 +69,10 @@ std::size_t backward_workspace_bytes(const Problem& problem);
 
 cudaError_t launch_forward(const Problem& problem, const ForwardTensors& tensors, void* workspace,
                            std::size_t workspace_bytes, cudaStream_t stream,
-                           Bf16Gemms gemms = {});
+                           KernelChoice choice = {});
 cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tensors, void* workspace,
                             std::size_t workspace_bytes, cudaStream_t stream,
-                            Bf16Gemms gemms = {});
+                            KernelChoice choice = {});
 
 // Strict-math probe, compiled in the same translation unit as the kernels: launches a kernel
 // on the current device checking that a subnormal survives a multiply and that IEEE division

@@ -1,8 +1,9 @@
 // Dev harness for the qwenimage_adaln_mod_projection CUDA kernels: accuracy against an FP64
 // GPU oracle, raw-byte batch invariance, zero-row appends, determinism, NaN propagation, the
 // strict-math probe, and timings next to a plain cuBLAS baseline.
-// Usage: kernel_check [--probe-only | --profile]
-//   --profile: bf16 fwd+bwd at B = 1 and B = 2048 only, for a kernel profiler.
+// Usage: kernel_check [--probe-only | --profile] [--bf16-only | --fp32-only] [--compare-gemms]
+//                     [--gemms mma|narrow|wide]
+//   --profile: fwd+bwd at B = 1, 256 and 2048 only (after the accuracy check), for a kernel profiler.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -26,9 +27,10 @@ constexpr int K = 3072;
 constexpr int N = 18432;
 constexpr int BMAX = 2048;
 constexpr int kSets = 3;
-// --gemms mma|wgmma forces the bf16 GEMM family for every check; --compare-gemms compares the
-// two families byte for byte and times both.
-Bf16Gemms g_gemms{};
+// --gemms mma|narrow|wide forces the bf16 GEMM family for every check; --compare-gemms compares
+// the implementations byte for byte and times each (bf16 GEMM families; fp32 tiled and
+// streaming kernels).
+KernelChoice g_choice{};
 bool g_compare = false;
 
 int g_failures = 0;
@@ -239,7 +241,7 @@ void run_fwd(const Buffers& b, int B, const void* temb, const void* w, const voi
              cudaStream_t st) {
   Problem p{storage_of<T>(), B, K, N};
   ForwardTensors t{temb, w, bias, b.out};
-  CK(launch_forward(p, t, b.ws, b.ws_bytes, st, g_gemms));
+  CK(launch_forward(p, t, b.ws, b.ws_bytes, st, g_choice));
 }
 
 template <class T>
@@ -247,7 +249,7 @@ void run_bwd(const Buffers& b, int B, const void* temb, const void* w, const voi
              cudaStream_t st) {
   Problem p{storage_of<T>(), B, K, N};
   BackwardTensors t{temb, w, dy, b.gtemb, b.gw, b.gb};
-  CK(launch_backward(p, t, b.ws, b.ws_bytes, st, g_gemms));
+  CK(launch_backward(p, t, b.ws, b.ws_bytes, st, g_choice));
 }
 
 template <class T>
@@ -285,6 +287,7 @@ struct Timing {
   int B;
   double fwd, fwdbwd, cub_fwd, cub_fwdbwd;
   double gemm_fwd[3] = {}, gemm_bwd_dt[3] = {}, gemm_bwd_gw = 0, gemm_bwd_gw_pp = 0;
+  double fp32_fwd[2] = {}, fp32_fwdbwd[2] = {};  // tiled, streaming (B <= 16)
 };
 
 double median(std::vector<float> v) {
@@ -577,9 +580,9 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
 
   // ---- the bf16 GEMM implementations, byte for byte against mma.sync
   if (!f32 && g_compare) {
-    const Bf16Gemms saved = g_gemms;
+    const KernelChoice saved = g_choice;
     // forward / grad_temb / grad_weight choices, each compared with all-mma.sync
-    const Bf16Gemms fams[4] = {
+    const KernelChoice fams[4] = {
         {GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::mma_sync},
         {GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong},
         {GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide},
@@ -588,7 +591,7 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     for (int B : {1, 3, 64, 255, 256, 257, 1024, 2048}) {
       std::vector<unsigned char> out[4][4];
       for (int f = 0; f < 4; ++f) {
-        g_gemms = fams[f];
+        g_choice = fams[f];
         poison<T>(b);
         run_fwd<T>(b, B, b.temb[0], b.w[0], b.bias[0], 0);
         run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
@@ -611,7 +614,37 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
         }
       }
     }
-    g_gemms = saved;
+    g_choice = saved;
+  }
+
+  // ---- the fp32 tiled and streaming kernels, byte for byte, at every B the streaming ones take
+  if (f32 && g_compare) {
+    const KernelChoice saved = g_choice;
+    const char* names[4] = {"y", "grad_temb", "grad_weight", "grad_bias"};
+    for (int B : {1, 2, 3, 5, 8, 15, 16}) {
+      std::vector<unsigned char> out[2][4];
+      for (int f = 0; f < 2; ++f) {
+        g_choice.fp32 = f == 0 ? Fp32Kernels::tiled : Fp32Kernels::streaming;
+        poison<T>(b);
+        run_fwd<T>(b, B, b.temb[0], b.w[0], b.bias[0], 0);
+        run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
+        CK(cudaDeviceSynchronize());
+        out[f][0] = to_host<T>(b.out, std::size_t(B) * N);
+        out[f][1] = to_host<T>(b.gtemb, std::size_t(B) * K);
+        out[f][2] = to_host<T>(b.gw, std::size_t(N) * K);
+        out[f][3] = to_host<T>(b.gb, N);
+      }
+      for (int o = 0; o < 4; ++o) {
+        std::size_t diff = 0;
+        for (std::size_t i = 0; i < out[0][o].size(); i += sizeof(T))
+          diff += std::memcmp(&out[0][o][i], &out[1][o][i], sizeof(T)) != 0;
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "fp32 B=%d %s: streaming bytes equal tiled (%zu of %zu differ)", B,
+                      names[o], diff, out[0][o].size() / sizeof(T));
+        report(diff == 0, buf);
+      }
+    }
+    g_choice = saved;
   }
 
   // ---- timing: median of 25 after 3 warm-ups, rotating kSets input sets
@@ -647,29 +680,41 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
       }
       return median(ms);
     };
-    for (int B : {1, 3, 64, 128, 256, 512, 1024, 2048}) {
+    for (int B : {1, 3, 8, 16, 64, 128, 256, 512, 1024, 2048}) {
       Timing t{B, 0, 0, 0, 0};
       t.fwd = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
       t.fwdbwd = time_it([&](int s) {
         run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0);
         run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0);
       });
+      if (f32 && g_compare && B <= 16) {
+        const KernelChoice saved = g_choice;
+        for (int f = 0; f < 2; ++f) {
+          g_choice.fp32 = f == 0 ? Fp32Kernels::tiled : Fp32Kernels::streaming;
+          t.fp32_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
+          t.fp32_fwdbwd[f] = time_it([&](int s) {
+            run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0);
+            run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0);
+          });
+        }
+        g_choice = saved;
+      }
       if (!f32 && g_compare) {
         // Each GEMM alone: forward with each implementation; backward with one GEMM varied
         // and the other on mma.sync.
-        const Bf16Gemms saved = g_gemms;
+        const KernelChoice saved = g_choice;
         const GemmFamily fams[3] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide};
         for (int f = 0; f < 3; ++f) {
-          g_gemms = Bf16Gemms{fams[f], GemmFamily::mma_sync, GemmFamily::mma_sync};
+          g_choice = KernelChoice{fams[f], GemmFamily::mma_sync, GemmFamily::mma_sync};
           t.gemm_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
-          g_gemms = Bf16Gemms{GemmFamily::mma_sync, fams[f], GemmFamily::mma_sync};
+          g_choice = KernelChoice{GemmFamily::mma_sync, fams[f], GemmFamily::mma_sync};
           t.gemm_bwd_dt[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
         }
-        g_gemms = Bf16Gemms{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::wgmma_wide};
+        g_choice = KernelChoice{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::wgmma_wide};
         t.gemm_bwd_gw = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
-        g_gemms = Bf16Gemms{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::wgmma_pingpong};
+        g_choice = KernelChoice{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::wgmma_pingpong};
         t.gemm_bwd_gw_pp = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
-        g_gemms = saved;
+        g_choice = saved;
       }
       t.cub_fwd = time_it([&](int s) { cub_fwd(B, s); });
       t.cub_fwdbwd = time_it([&](int s) {
@@ -715,25 +760,26 @@ int main(int argc, char** argv) {
   CK(cublasCreate(&handle));
   CK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
 
-  bool profile_only = false, bf16_only = false;
+  bool profile_only = false, bf16_only = false, fp32_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--profile") == 0) profile_only = true;
     if (std::strcmp(argv[i], "--bf16-only") == 0) bf16_only = true;
+    if (std::strcmp(argv[i], "--fp32-only") == 0) fp32_only = true;
     if (std::strcmp(argv[i], "--compare-gemms") == 0) g_compare = true;
     if (std::strcmp(argv[i], "--gemms") == 0 && i + 1 < argc) {
       ++i;
       if (std::strcmp(argv[i], "narrow") == 0)
-        g_gemms = Bf16Gemms{GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong};
+        g_choice = KernelChoice{GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong};
       else if (std::strcmp(argv[i], "wide") == 0)
-        g_gemms = Bf16Gemms{GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide};
+        g_choice = KernelChoice{GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide};
       else if (std::strcmp(argv[i], "mma") == 0)
-        g_gemms = Bf16Gemms{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::mma_sync};
+        g_choice = KernelChoice{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::mma_sync};
     }
   }
   std::vector<Timing> t32, t16;
-  run_dtype<__nv_bfloat16>(handle, t16, profile_only);
+  if (!fp32_only) run_dtype<__nv_bfloat16>(handle, t16, profile_only);
+  if (!bf16_only) run_dtype<float>(handle, t32, profile_only);
   if (profile_only) return 0;
-  if (!bf16_only) run_dtype<float>(handle, t32, false);
   CK(cublasDestroy(handle));
 
   std::printf("\n%-5s %6s | %10s %10s | %10s %10s   (ms, median of 25)\n", "dtype", "B", "fwd",
@@ -749,6 +795,13 @@ int main(int argc, char** argv) {
       std::printf("B %5d | fwd %8.4f %8.4f %8.4f | bwd dt %8.4f %8.4f %8.4f | bwd gw coop %8.4f pp %8.4f\n",
                   t.B, t.gemm_fwd[0], t.gemm_fwd[1], t.gemm_fwd[2], t.gemm_bwd_dt[0], t.gemm_bwd_dt[1],
                   t.gemm_bwd_dt[2], t.gemm_bwd_gw, t.gemm_bwd_gw_pp);
+  }
+  if (g_compare) {
+    std::printf("\nfp32 tiled / streaming (ms, median of 25)\n");
+    for (const auto& t : t32)
+      if (t.B <= 16)
+        std::printf("B %5d | fwd %8.4f %8.4f | fwd+bwd %8.4f %8.4f\n", t.B, t.fp32_fwd[0], t.fp32_fwd[1],
+                    t.fp32_fwdbwd[0], t.fp32_fwdbwd[1]);
   }
   std::printf("\nfailures: %d\n", g_failures);
   return g_failures == 0 ? 0 : 1;

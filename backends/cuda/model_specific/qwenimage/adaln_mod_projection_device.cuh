@@ -1,0 +1,87 @@
+// Device helpers shared by the CUDA kernels of qwenimage_adaln_mod_projection: the pieces of
+// the arithmetic contract (docs/operators/qwenimage-adaln-mod-projection.md) that more than one
+// kernel evaluates, and the cp.async primitives. Kernels that must give each other's bytes
+// (adaln_mod_projection_kernels.cu and adaln_mod_projection_fp32_stream.cu) call these very
+// functions, compiled with the same strict-IEEE options (no fast math, which the probe checks).
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_bf16.h>
+
+namespace rlk::cuda::qwenimage::device {
+
+constexpr int kK = 3072;
+constexpr int kN = 18432;
+// Fixed split count of the d_temb reduction over N (never depends on B).
+constexpr int kSplitN = 8;
+// fp32 grad_weight: batch rows per compensated chunk (each chunk is an FMA chain from 0 folded
+// into a TwoSum pair); part of the fp32 bytes, shared by the tiled and the streaming kernels.
+constexpr int kFp32GradWChunk = 16;
+
+// grad_bias: batch rows per chunk, and thread groups whose (hi, lo) pairs are combined.
+constexpr int kBiasChunk = 32;
+constexpr int kBiasGroups = 8;
+
+using bf16 = __nv_bfloat16;
+
+template <class T>
+__device__ __forceinline__ float load_f32(const T* p);
+template <>
+__device__ __forceinline__ float load_f32<float>(const float* p) { return *p; }
+template <>
+__device__ __forceinline__ float load_f32<bf16>(const bf16* p) { return __bfloat162float(*p); }
+
+template <class T>
+__device__ __forceinline__ T round_to(float v);
+template <>
+__device__ __forceinline__ float round_to<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ bf16 round_to<bf16>(float v) { return __float2bfloat16_rn(v); }
+
+// IEEE expf and division (the TUs are built without fast math; the probe checks that).
+__device__ __forceinline__ float silu_f32(float x) { return x / (1.0f + expf(-x)); }
+
+__device__ __forceinline__ float silu_grad_f32(float x) {
+  const float sig = 1.0f / (1.0f + expf(-x));
+  return sig * (1.0f + x * (1.0f - sig));
+}
+
+// Compensated accumulation: (hi, lo) += x with Knuth's TwoSum.
+__device__ __forceinline__ void two_sum_add(float& hi, float& lo, float x) {
+  const float s = hi + x;
+  const float bp = s - hi;
+  const float err = (hi - (s - bp)) + (x - bp);
+  hi = s;
+  lo += err;
+}
+
+// hi + lo, except that a non-finite hi is returned as is: TwoSum's error term turns an
+// infinite sum into NaN, which plain IEEE summation would not.
+__device__ __forceinline__ float two_sum_value(float hi, float lo) {
+  return (hi - hi == 0.0f) ? hi + lo : hi;
+}
+
+// grad_bias: folds a later group's (hi, lo) pair into the running one (groups ascending).
+__device__ __forceinline__ void fold_bias_group(float& hi, float& lo, float group_hi, float group_lo) {
+  two_sum_add(hi, lo, group_hi);
+  lo += group_lo;
+}
+
+__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte async copy; src_bytes == 0 zero-fills the destination without reading global memory.
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+               "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async16(void* dst, const void* src) { cp_async16(dst, src, 16); }
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int n>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(n));
+}
+
+}  // namespace rlk::cuda::qwenimage::device

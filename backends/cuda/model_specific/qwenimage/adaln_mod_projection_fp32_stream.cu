@@ -1,0 +1,340 @@
+// Streaming fp32 kernels for small batches (see adaln_mod_projection_fp32_stream.hpp).
+//
+// The contract each output keeps is the fp32 one of the tiled kernels (simt:: in
+// adaln_mod_projection_kernels.cu), written out here element by element:
+//   y[b,n]         acc = 0; acc = fmaf(W[n,k], s[b,k], acc) for k = 0 .. 3071; y = acc + bias[n].
+//   partial[j,b,k] acc = 0; acc = fmaf(W[n,k], dy[b,n], acc) for n ascending in slice j.
+//   s[b,k]         round_to<float>(silu_f32(temb[b,k])), as silu_kernel.
+//   gb[n]          B <= kBiasChunk: only group 0 holds a chunk: chunk = 0; chunk += dy[b,n] for
+//                  b < B; (hi, lo) = TwoSum(0, 0) + chunk; the empty groups 1..7 folded in
+//                  ascending order; gb = value, as grad_bias_kernel.
+//   gw[n,k]        one compensated chunk (B <= kFp32GradWChunk): acc = 0;
+//                  acc = fmaf(dy[b,n], s[b,k], acc) for b = 0 .. kFp32GradWChunk - 1, rows
+//                  b >= B being zero-filled; then (hi, lo) = TwoSum(0, 0) + acc; gw = value.
+// A zero-filled row is fmaf(0, 0, acc) = acc + (+0): it changes only a -0 into +0, and a second
+// one changes nothing, so the rows B .. kFp32GradWChunk - 1 are applied as one such step.
+// Only which thread evaluates an element, and when its operands arrive, differ from simt::.
+#include "adaln_mod_projection_fp32_stream.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "adaln_mod_projection_device.cuh"
+
+namespace rlk::cuda::qwenimage::fp32_stream {
+namespace {
+
+using namespace device;
+static_assert(kMaxB == kFp32GradWChunk, "grad_weight must be exactly one compensated chunk");
+static_assert(kMaxB <= kBiasChunk, "grad_bias must be one chunk of group 0");
+
+// Forward: one CTA per kFwdRows rows of W (128 CTAs: one wave on a 132-SM H200), one thread per
+// row owning y[b, n] for every b < B; W and temb stream through kFwdStages stages of kFwdStep k,
+// and each stage's temb is turned into s in place before use.
+constexpr int kFwdRows = 144;
+constexpr int kFwdThreads = kFwdRows;
+constexpr int kFwdStep = 64;
+constexpr int kFwdPitch = kFwdStep + 4;  // a quarter-warp's 16-byte reads hit distinct banks
+constexpr int kFwdStages = 5;
+constexpr int kFwdSteps = kK / kFwdStep;
+static_assert(kN % kFwdRows == 0 && kK % kFwdStep == 0);
+
+struct FwdSmem {
+  float w[kFwdStages][kFwdRows][kFwdPitch];
+  float s[kFwdStages][kMaxB][kFwdStep];  // temb as loaded, then SiLU in place
+};
+
+// BT: rows of accumulators the kernel carries (B <= BT); instantiated for 1, 4, 8 and 16 so
+// that a small batch issues no instructions for rows it does not have.
+template <int BT>
+__global__ void __launch_bounds__(kFwdThreads, 1)
+    forward_kernel(const float* __restrict__ temb, const float* __restrict__ W,
+                   const float* __restrict__ bias, float* __restrict__ out, int B) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  FwdSmem& sm = *reinterpret_cast<FwdSmem*>(smem_raw);
+  const int t = threadIdx.x;
+  const int n0 = blockIdx.x * kFwdRows;
+  const float* w_rows = W + static_cast<std::int64_t>(n0) * kK;
+
+  constexpr int kChunksPerRow = kFwdStep / 4;
+  constexpr int kWChunks = kFwdRows * kChunksPerRow;
+  static_assert(kWChunks % kFwdThreads == 0);
+  auto issue = [&](int step) {
+    if (step < kFwdSteps) {
+      const int slot = step % kFwdStages;
+      const int k0 = step * kFwdStep;
+#pragma unroll
+      for (int i = 0; i < kWChunks / kFwdThreads; ++i) {
+        const int idx = i * kFwdThreads + t;
+        const int r = idx / kChunksPerRow;
+        const int c = idx % kChunksPerRow;
+        cp_async16(&sm.w[slot][r][c * 4], w_rows + static_cast<std::int64_t>(r) * kK + k0 + c * 4);
+      }
+      for (int idx = t; idx < B * kChunksPerRow; idx += kFwdThreads) {
+        const int b = idx / kChunksPerRow;
+        const int c = idx % kChunksPerRow;
+        cp_async16(&sm.s[slot][b][c * 4], temb + static_cast<std::int64_t>(b) * kK + k0 + c * 4);
+      }
+    }
+    cp_async_commit();  // an empty group past the end keeps the wait count uniform
+  };
+
+  float acc[BT];
+#pragma unroll
+  for (int b = 0; b < BT; ++b) acc[b] = 0.0f;
+
+#pragma unroll
+  for (int step = 0; step < kFwdStages - 1; ++step) issue(step);
+  for (int step = 0; step < kFwdSteps; ++step) {
+    cp_async_wait<kFwdStages - 2>();
+    __syncthreads();  // stage `step` landed for every thread; stage step - 1 is consumed
+    issue(step + kFwdStages - 1);
+    const int slot = step % kFwdStages;
+    for (int idx = t; idx < B * kFwdStep; idx += kFwdThreads) {
+      float& v = sm.s[slot][idx / kFwdStep][idx % kFwdStep];
+      v = round_to<float>(silu_f32(v));
+    }
+    __syncthreads();  // s of this stage complete
+#pragma unroll 2
+    for (int kk = 0; kk < kFwdStep; kk += 4) {
+      const float4 w = *reinterpret_cast<const float4*>(&sm.w[slot][t][kk]);
+#pragma unroll
+      for (int b = 0; b < BT; ++b) {
+        if (BT == 1 || b < B) {
+          const float4 s = *reinterpret_cast<const float4*>(&sm.s[slot][b][kk]);
+          acc[b] = fmaf(w.x, s.x, acc[b]);
+          acc[b] = fmaf(w.y, s.y, acc[b]);
+          acc[b] = fmaf(w.z, s.z, acc[b]);
+          acc[b] = fmaf(w.w, s.w, acc[b]);
+        }
+      }
+    }
+  }
+  const float bn = bias[n0 + t];
+#pragma unroll
+  for (int b = 0; b < BT; ++b)
+    if (BT == 1 || b < B) out[static_cast<std::int64_t>(b) * kN + n0 + t] = acc[b] + bn;
+}
+
+// Backward: one CTA per (slice j of n, kBwdCols columns of k): 16 x 8 = 128 CTAs. W[slice,
+// columns] streams through kBwdStages stages of kBwdRows rows; from each stage the CTA
+// advances its d_temb chains (thread t owns partial[j, b, k0 + t] for every b) and writes the
+// grad_weight rows of the stage, whose operands (dy of the stage's rows, s of the columns) are
+// already in shared memory. W is read once and grad_weight written once, in the same pass.
+constexpr int kBwdCols = 192;
+constexpr int kBwdThreads = kBwdCols;
+constexpr int kBwdRows = 32;
+constexpr int kBwdStages = 5;
+constexpr int kSliceRows = kN / kSplitN;
+constexpr int kBwdSteps = kSliceRows / kBwdRows;
+static_assert(kK % kBwdCols == 0 && kSliceRows % kBwdRows == 0);
+
+struct BwdSmem {
+  float w[kBwdStages][kBwdRows][kBwdCols];
+  float dy[kBwdStages][kMaxB][kBwdRows];
+  float s[kMaxB][kBwdCols];
+};
+
+template <int BT>
+__global__ void __launch_bounds__(kBwdThreads, 1)
+    backward_kernel(const float* __restrict__ temb, const float* __restrict__ W,
+                    const float* __restrict__ dy, float* __restrict__ partial,
+                    float* __restrict__ grad_weight, float* __restrict__ grad_bias, int B) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  BwdSmem& sm = *reinterpret_cast<BwdSmem*>(smem_raw);
+  const int t = threadIdx.x;
+  const int k0 = blockIdx.x * kBwdCols;
+  const int slice = blockIdx.y;
+  const int n_begin = slice * kSliceRows;
+
+  constexpr int kChunksPerRow = kBwdCols / 4;
+  constexpr int kWChunks = kBwdRows * kChunksPerRow;
+  constexpr int kDyChunksPerRow = kBwdRows / 4;
+  static_assert(kWChunks % kBwdThreads == 0);
+  auto issue = [&](int step) {
+    if (step < kBwdSteps) {
+      const int slot = step % kBwdStages;
+      const int n0 = n_begin + step * kBwdRows;
+#pragma unroll
+      for (int i = 0; i < kWChunks / kBwdThreads; ++i) {
+        const int idx = i * kBwdThreads + t;
+        const int r = idx / kChunksPerRow;
+        const int c = idx % kChunksPerRow;
+        cp_async16(&sm.w[slot][r][c * 4], W + static_cast<std::int64_t>(n0 + r) * kK + k0 + c * 4);
+      }
+      if (t < B * kDyChunksPerRow) {
+        const int b = t / kDyChunksPerRow;
+        const int c = t % kDyChunksPerRow;
+        cp_async16(&sm.dy[slot][b][c * 4], dy + static_cast<std::int64_t>(b) * kN + n0 + c * 4);
+      }
+    }
+    cp_async_commit();
+  };
+  static_assert(kMaxB * kDyChunksPerRow <= kBwdThreads);
+
+#pragma unroll
+  for (int step = 0; step < kBwdStages - 1; ++step) issue(step);
+  // s = round_to<float>(silu(temb)) for this CTA's columns: the same function as silu_kernel.
+  for (int b = 0; b < B; ++b)
+    sm.s[b][t] = round_to<float>(silu_f32(temb[static_cast<std::int64_t>(b) * kK + k0 + t]));
+
+  float acc[BT];
+#pragma unroll
+  for (int b = 0; b < BT; ++b) acc[b] = 0.0f;
+
+  // grad_weight: thread t writes float4 column group c4 of rows r0, r0 + 4, ..., of each stage.
+  constexpr int kRowGroups = kBwdThreads / kChunksPerRow;
+  static_assert(kBwdThreads % kChunksPerRow == 0 && kBwdRows % kRowGroups == 0);
+  const int c4 = t % kChunksPerRow;
+  const int r0 = t / kChunksPerRow;
+  const bool padded = B < kFp32GradWChunk;
+
+  for (int step = 0; step < kBwdSteps; ++step) {
+    cp_async_wait<kBwdStages - 2>();
+    __syncthreads();  // stage `step` (and, at step 0, s) visible; stage step - 1 consumed
+    issue(step + kBwdStages - 1);
+    const int slot = step % kBwdStages;
+
+#pragma unroll 2
+    for (int nn = 0; nn < kBwdRows; nn += 4) {
+      const float w0 = sm.w[slot][nn + 0][t];
+      const float w1 = sm.w[slot][nn + 1][t];
+      const float w2 = sm.w[slot][nn + 2][t];
+      const float w3 = sm.w[slot][nn + 3][t];
+#pragma unroll
+      for (int b = 0; b < BT; ++b) {
+        if (BT == 1 || b < B) {
+          const float4 d = *reinterpret_cast<const float4*>(&sm.dy[slot][b][nn]);
+          acc[b] = fmaf(w0, d.x, acc[b]);
+          acc[b] = fmaf(w1, d.y, acc[b]);
+          acc[b] = fmaf(w2, d.z, acc[b]);
+          acc[b] = fmaf(w3, d.w, acc[b]);
+        }
+      }
+    }
+
+    const std::int64_t n0 = n_begin + step * kBwdRows;
+    if (blockIdx.x == 0 && t < kBwdRows) {  // grad_bias of the stage's rows, once per slice
+      float chunk = 0.0f;
+      for (int b = 0; b < B; ++b) chunk += sm.dy[slot][b][t];
+      float hi = 0.0f;
+      float lo = 0.0f;
+      two_sum_add(hi, lo, chunk);
+#pragma unroll
+      for (int g = 1; g < kBiasGroups; ++g) fold_bias_group(hi, lo, 0.0f, 0.0f);
+      grad_bias[n0 + t] = round_to<float>(two_sum_value(hi, lo));
+    }
+#pragma unroll 2
+    for (int r = r0; r < kBwdRows; r += kRowGroups) {
+      float g[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+      for (int b = 0; b < BT; ++b) {
+        if (BT == 1 || b < B) {
+          const float d = sm.dy[slot][b][r];
+          const float4 s = *reinterpret_cast<const float4*>(&sm.s[b][c4 * 4]);
+          g[0] = fmaf(d, s.x, g[0]);
+          g[1] = fmaf(d, s.y, g[1]);
+          g[2] = fmaf(d, s.z, g[2]);
+          g[3] = fmaf(d, s.w, g[3]);
+        }
+      }
+      float v[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        if (padded) g[q] = fmaf(0.0f, 0.0f, g[q]);
+        float hi = 0.0f;
+        float lo = 0.0f;
+        two_sum_add(hi, lo, g[q]);
+        v[q] = two_sum_value(hi, lo);
+      }
+      *reinterpret_cast<float4*>(grad_weight + (n0 + r) * kK + k0 + c4 * 4) =
+          make_float4(v[0], v[1], v[2], v[3]);
+    }
+  }
+
+#pragma unroll
+  for (int b = 0; b < BT; ++b)
+    if (BT == 1 || b < B)
+      partial[(static_cast<std::int64_t>(slice) * B + b) * kK + k0 + t] = acc[b];
+}
+
+// Dynamic shared memory above 48 KB needs the kernel's limit raised: once per device and
+// kernel (a host-side attribute call; nothing is synchronized).
+template <class Kernel>
+cudaError_t allow_smem(Kernel* kernel, std::size_t bytes, std::array<std::atomic<bool>, 64>& raised) {
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return err;
+  const bool cacheable = device >= 0 && device < 64;
+  if (cacheable && raised[device].load(std::memory_order_acquire)) return cudaSuccess;
+  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(bytes));
+  if (err == cudaSuccess && cacheable) raised[device].store(true, std::memory_order_release);
+  return err;
+}
+
+template <int BT>
+cudaError_t forward_bt(int B, const float* temb, const float* weight, const float* bias, float* out,
+                       cudaStream_t stream) {
+  static std::array<std::atomic<bool>, 64> raised{};
+  constexpr std::size_t smem = sizeof(FwdSmem);
+  if (cudaError_t err = allow_smem(forward_kernel<BT>, smem, raised); err != cudaSuccess) return err;
+  forward_kernel<BT><<<kN / kFwdRows, kFwdThreads, smem, stream>>>(temb, weight, bias, out, B);
+  return cudaGetLastError();
+}
+
+template <int BT>
+cudaError_t backward_bt(int B, const BackwardTensors& t, float* partial, cudaStream_t stream) {
+  static std::array<std::atomic<bool>, 64> raised{};
+  constexpr std::size_t smem = sizeof(BwdSmem);
+  if (cudaError_t err = allow_smem(backward_kernel<BT>, smem, raised); err != cudaSuccess) return err;
+  backward_kernel<BT><<<dim3(kK / kBwdCols, kSplitN), kBwdThreads, smem, stream>>>(
+      static_cast<const float*>(t.temb), static_cast<const float*>(t.weight),
+      static_cast<const float*>(t.grad_out), partial, static_cast<float*>(t.grad_weight),
+      static_cast<float*>(t.grad_bias), B);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t fits_current_device(bool* fits) {
+  static std::array<std::atomic<int>, 64> known{};  // 0 unknown, 1 no, 2 yes
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return err;
+  const bool cacheable = device >= 0 && device < 64;
+  int state = cacheable ? known[device].load(std::memory_order_relaxed) : 0;
+  if (state == 0) {
+    int optin = 0;
+    err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (err != cudaSuccess) return err;
+    state = static_cast<std::size_t>(optin) >= std::max(sizeof(FwdSmem), sizeof(BwdSmem)) ? 2 : 1;
+    if (cacheable) known[device].store(state, std::memory_order_relaxed);
+  }
+  *fits = state == 2;
+  return cudaSuccess;
+}
+
+cudaError_t forward(int B, const float* temb, const float* weight, const float* bias, float* out,
+                    cudaStream_t stream) {
+  if (B < 1 || B > kMaxB) return cudaErrorInvalidValue;
+  if (B == 1) return forward_bt<1>(B, temb, weight, bias, out, stream);
+  if (B <= 4) return forward_bt<4>(B, temb, weight, bias, out, stream);
+  if (B <= 8) return forward_bt<8>(B, temb, weight, bias, out, stream);
+  return forward_bt<16>(B, temb, weight, bias, out, stream);
+}
+
+cudaError_t backward_products(int B, const BackwardTensors& t, float* partial, cudaStream_t stream) {
+  if (B < 1 || B > kMaxB) return cudaErrorInvalidValue;
+  if (B == 1) return backward_bt<1>(B, t, partial, stream);
+  if (B <= 4) return backward_bt<4>(B, t, partial, stream);
+  if (B <= 8) return backward_bt<8>(B, t, partial, stream);
+  return backward_bt<16>(B, t, partial, stream);
+}
+
+}  // namespace rlk::cuda::qwenimage::fp32_stream

@@ -1,0 +1,33 @@
+// fp32 kernels of qwenimage_adaln_mod_projection for small batches (B <= kMaxB): the tiled
+// CUDA-core GEMMs (adaln_mod_projection_kernels.cu, simt::) spend most of their time on tile
+// overhead there, while the work is streaming W (226 MB) once. These stream it with a deep
+// cp.async pipeline, and the backward kernel computes d_temb and grad_weight in the same pass
+// over W, so that W's reads and grad_weight's writes share the memory system.
+//
+// They keep the fp32 contract exactly as the tiled kernels evaluate it (same FMA chains, same
+// TwoSum fold, same helper functions), so either may run for any B <= kMaxB and the bytes are
+// the same; tests/cuda/test_kernel_paths.cpp compares them byte for byte.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "adaln_mod_projection_kernels.hpp"
+
+namespace rlk::cuda::qwenimage::fp32_stream {
+
+// Largest batch these kernels take: one compensated grad_weight chunk (device::kFp32GradWChunk).
+constexpr int kMaxB = 16;
+
+// Whether the current device can run these kernels: they need more shared memory per block
+// (up to 216 KB) than some GPUs offer (an A100 offers 163 KB). A host attribute query, cached.
+cudaError_t fits_current_device(bool* fits);
+
+// y = round(sum_k W[n,k] s[b,k] + bias[n]) with s = SiLU(temb) computed here.
+cudaError_t forward(int B, const float* temb, const float* weight, const float* bias, float* out,
+                    cudaStream_t stream);
+
+// partial[j, b, k] (the 8 fixed n-slices of d_temb, FP32), grad_weight and grad_bias, from temb,
+// W and dy; SiLU of temb is computed here. grad_temb is left to the combine kernel.
+cudaError_t backward_products(int B, const BackwardTensors& t, float* partial, cudaStream_t stream);
+
+}  // namespace rlk::cuda::qwenimage::fp32_stream

@@ -1,0 +1,268 @@
+// The CUDA plugin may pick its kernels by B (bf16: mma.sync, or wgmma with a narrow or wide
+// batch tile, cooperative or ping-pong; fp32: tiled CUDA-core GEMMs, or the streaming kernels
+// up to B = 16) only because every choice gives the same bytes. This checks that claim directly
+// on the kernels: each implementation, forced, against one reference implementation, byte for
+// byte, for every output, at batch sizes on both sides of each switch point; outputs are
+// poisoned before every run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "adaln_mod_projection_fp32_stream.hpp"
+#include "adaln_mod_projection_kernels.hpp"
+#include "adaln_mod_projection_sm90.hpp"
+
+namespace {
+
+using namespace rlk::cuda::qwenimage;
+
+constexpr int kK = 3072;
+constexpr int kN = 18432;
+constexpr int kMaxB = 2048;
+constexpr int kZeroTailFrom = fp32_stream::kMaxB;  // dy rows from here on are zero in `grad_out_zero_tail`
+
+std::uint16_t bf16_bits(float v) {  // round to nearest even (inputs are finite)
+  std::uint32_t u;
+  std::memcpy(&u, &v, 4);
+  return static_cast<std::uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+// Storage bytes of n values drawn from N(0, stddev^2).
+std::vector<unsigned char> random_values(Storage storage, std::size_t n, float stddev, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.0f, stddev);
+  const std::size_t es = storage == Storage::float32 ? 4 : 2;
+  std::vector<unsigned char> v(n * es);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float x = dist(rng);
+    if (es == 4) {
+      std::memcpy(&v[4 * i], &x, 4);
+    } else {
+      const std::uint16_t b = bf16_bits(x);
+      std::memcpy(&v[2 * i], &b, 2);
+    }
+  }
+  return v;
+}
+
+struct Device {
+  void* temb = nullptr;
+  void* weight = nullptr;
+  void* bias = nullptr;
+  void* grad_out = nullptr;
+  void* grad_out_zero_tail = nullptr;  // grad_out with rows kZeroTailFrom.. set to zero
+  void* out = nullptr;
+  void* grad_temb = nullptr;
+  void* grad_weight = nullptr;
+  void* grad_bias = nullptr;
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+};
+
+std::size_t elem(Storage s) { return s == Storage::float32 ? 4 : 2; }
+
+class KernelPaths : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      skip_reason_ = "no CUDA device on this machine";
+      return;
+    }
+    cudaDeviceGetAttribute(&major_, cudaDevAttrComputeCapabilityMajor, 0);
+    cudaDeviceGetAttribute(&minor_, cudaDevAttrComputeCapabilityMinor, 0);
+    bool ok = true;
+    for (Storage s : {Storage::float32, Storage::bfloat16}) {
+      Device& d = dev(s);
+      const std::size_t es = elem(s);
+      const std::uint64_t seed = s == Storage::float32 ? 20 : 10;
+      auto upload = [&ok](void** p, const std::vector<unsigned char>& h) {
+        ok = ok && cudaMalloc(p, h.size()) == cudaSuccess &&
+             cudaMemcpy(*p, h.data(), h.size(), cudaMemcpyHostToDevice) == cudaSuccess;
+      };
+      upload(&d.temb, random_values(s, std::size_t(kMaxB) * kK, 2.0f, seed + 1));
+      upload(&d.weight, random_values(s, std::size_t(kN) * kK, 0.02f, seed + 2));
+      upload(&d.bias, random_values(s, kN, 0.02f, seed + 3));
+      auto dy = random_values(s, std::size_t(kMaxB) * kN, 1.0f, seed + 4);
+      upload(&d.grad_out, dy);
+      std::fill(dy.begin() + std::size_t(kZeroTailFrom) * kN * es, dy.end(), 0);
+      upload(&d.grad_out_zero_tail, dy);
+      for (auto [p, bytes] : {std::pair{&d.out, std::size_t(kMaxB) * kN * es},
+                              std::pair{&d.grad_temb, std::size_t(kMaxB) * kK * es},
+                              std::pair{&d.grad_weight, std::size_t(kN) * kK * es},
+                              std::pair{&d.grad_bias, std::size_t(kN) * es}})
+        ok = ok && cudaMalloc(p, bytes) == cudaSuccess;
+      const Problem p{s, kMaxB, kK, kN};
+      d.workspace_bytes = std::max(forward_workspace_bytes(p), backward_workspace_bytes(p));
+      ok = ok && cudaMalloc(&d.workspace, d.workspace_bytes) == cudaSuccess;
+    }
+    setup_error_ = !ok || cudaDeviceSynchronize() != cudaSuccess;
+  }
+
+  static void TearDownTestSuite() {
+    for (Storage s : {Storage::float32, Storage::bfloat16}) {
+      const Device& d = dev(s);
+      for (void* p : {d.temb, d.weight, d.bias, d.grad_out, d.grad_out_zero_tail, d.out, d.grad_temb,
+                      d.grad_weight, d.grad_bias, d.workspace})
+        if (p) cudaFree(p);
+    }
+  }
+
+  void SetUp() override {
+    if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+    ASSERT_FALSE(setup_error_) << "device buffers could not be set up";
+  }
+
+  static Device& dev(Storage s) { return s == Storage::float32 ? fp32_ : bf16_; }
+
+  static bool wgmma_present() { return major_ == 9 && minor_ == 0 && sm90::available(); }
+  static std::string wgmma_absent_reason() {
+    return "the wgmma GEMMs need compute capability 9.0 and a build with sm_90a (device has " +
+           std::to_string(major_) + "." + std::to_string(minor_) + ")";
+  }
+
+  // Runs forward and backward with the given choice; returns the four outputs' bytes.
+  static std::vector<std::vector<unsigned char>> run(Storage s, int B, const KernelChoice& choice,
+                                                     bool zero_tail_dy = false) {
+    const Device& d = dev(s);
+    const std::size_t es = elem(s);
+    const Problem p{s, B, kK, kN};
+    const std::pair<void*, std::size_t> outputs[] = {{d.out, std::size_t(B) * kN * es},
+                                                      {d.grad_temb, std::size_t(B) * kK * es},
+                                                      {d.grad_weight, std::size_t(kN) * kK * es},
+                                                      {d.grad_bias, std::size_t(kN) * es}};
+    for (auto [ptr, bytes] : outputs) cudaMemset(ptr, 0xFF, bytes);
+    const ForwardTensors f{d.temb, d.weight, d.bias, d.out};
+    const BackwardTensors b{d.temb, d.weight, zero_tail_dy ? d.grad_out_zero_tail : d.grad_out,
+                            d.grad_temb, d.grad_weight, d.grad_bias};
+    EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, choice), cudaSuccess);
+    EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, choice), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<std::vector<unsigned char>> host;
+    for (auto [ptr, bytes] : outputs) {
+      std::vector<unsigned char> h(bytes);
+      cudaMemcpy(h.data(), ptr, bytes, cudaMemcpyDeviceToHost);
+      host.push_back(std::move(h));
+    }
+    return host;
+  }
+
+  static inline Device fp32_{};
+  static inline Device bf16_{};
+  static inline int major_ = 0;
+  static inline int minor_ = 0;
+  static inline std::string skip_reason_;
+  static inline bool setup_error_ = false;
+};
+
+constexpr const char* kNames[4] = {"y", "grad_temb", "grad_weight", "grad_bias"};
+
+std::size_t differing_elements(const std::vector<unsigned char>& a, const std::vector<unsigned char>& b,
+                               std::size_t es) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i + es <= a.size(); i += es) n += std::memcmp(&a[i], &b[i], es) != 0;
+  return n;
+}
+
+// Elements still holding the 0xFF poison (a NaN in both dtypes, never a result here).
+std::size_t poison_left(const std::vector<unsigned char>& a, std::size_t es) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i + es <= a.size(); i += es)
+    n += std::all_of(a.begin() + i, a.begin() + i + es, [](unsigned char c) { return c == 0xFF; });
+  return n;
+}
+
+TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) {
+  if (!wgmma_present()) GTEST_SKIP() << wgmma_absent_reason();
+  const GemmFamily mma = GemmFamily::mma_sync;
+  for (int B : {1, 63, 64, 127, 128, 257, 1024, 1025, 2048}) {
+    const auto reference = run(Storage::bfloat16, B, KernelChoice{mma, mma, mma});
+    for (std::size_t o = 0; o < reference.size(); ++o)
+      ASSERT_EQ(poison_left(reference[o], 2), 0u) << kNames[o] << " not fully written at B = " << B;
+    const struct {
+      const char* name;
+      KernelChoice choice;
+    } choices[] = {
+        {"wgmma narrow, grad_w ping-pong", {GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
+        {"wgmma wide, grad_w cooperative", {GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide}},
+        {"automatic", {}},
+    };
+    for (const auto& choice : choices) {
+      const auto got = run(Storage::bfloat16, B, choice.choice);
+      for (std::size_t o = 0; o < got.size(); ++o) {
+        EXPECT_EQ(differing_elements(reference[o], got[o], 2), 0u)
+            << kNames[o] << " at B = " << B << ": " << choice.name << " differs from mma.sync";
+      }
+    }
+  }
+}
+
+TEST_F(KernelPaths, Fp32StreamingKernelsGiveTheBytesOfTheTiledOnesAtEveryBatchTheyTake) {
+  for (int B = 1; B <= fp32_stream::kMaxB; ++B) {
+    KernelChoice tiled;
+    tiled.fp32 = Fp32Kernels::tiled;
+    KernelChoice streaming;
+    streaming.fp32 = Fp32Kernels::streaming;
+    const auto reference = run(Storage::float32, B, tiled);
+    const auto got = run(Storage::float32, B, streaming);
+    for (std::size_t o = 0; o < got.size(); ++o) {
+      ASSERT_EQ(poison_left(got[o], 4), 0u) << kNames[o] << " not fully written at B = " << B;
+      EXPECT_EQ(differing_elements(reference[o], got[o], 4), 0u)
+          << kNames[o] << " at B = " << B << ": the streaming kernels differ from the tiled ones";
+    }
+  }
+}
+
+// Across the automatic switches (streaming forward up to 8 rows, streaming backward up to 16,
+// tiled above), rows of y and grad_temb keep their bytes, and appending rows whose dy is zero
+// leaves grad_weight and grad_bias unchanged.
+TEST_F(KernelPaths, Fp32BytesHoldAcrossTheSwitchesFromStreamingToTiled) {
+  for (auto [small, big] : {std::pair{8, 9}, std::pair{16, 17}, std::pair{16, 64}}) {
+    const auto below = run(Storage::float32, small, {}, true);
+    const auto above = run(Storage::float32, big, {}, true);
+    for (int o : {0, 1}) {
+      const std::vector<unsigned char> head(above[o].begin(), above[o].begin() + below[o].size());
+      EXPECT_EQ(differing_elements(below[o], head, 4), 0u) << kNames[o] << " rows 0.." << small - 1 << ", B = " << small << " -> " << big;
+    }
+    if (small < kZeroTailFrom) continue;  // the rows appended are not zero there
+    for (int o : {2, 3})
+      EXPECT_EQ(differing_elements(below[o], above[o], 4), 0u) << kNames[o] << ", " << small << " -> " << big << " rows";
+  }
+}
+
+TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
+  for (Storage s : {Storage::bfloat16, Storage::float32}) {
+    if (s == Storage::bfloat16 && !wgmma_present()) continue;  // refused for another reason there
+    const Device& d = dev(s);
+    const int B = s == Storage::float32 ? fp32_stream::kMaxB + 1 : 4;
+    const std::size_t bytes = std::size_t(B) * kN * elem(s);
+    const Problem p{s, B, kK, kN};
+    KernelChoice fwd_choice{GemmFamily::wgmma_pingpong, GemmFamily::automatic, GemmFamily::automatic};
+    KernelChoice bwd_choice{GemmFamily::automatic, GemmFamily::automatic, GemmFamily::wgmma_narrow};
+    if (s == Storage::float32) {
+      fwd_choice = bwd_choice = KernelChoice{};
+      fwd_choice.fp32 = bwd_choice.fp32 = Fp32Kernels::streaming;  // more rows than it takes
+    }
+    ASSERT_EQ(cudaMemset(d.out, 0x5A, bytes), cudaSuccess);
+    ASSERT_EQ(cudaMemset(d.grad_weight, 0x5A, std::size_t(kN) * kK * elem(s)), cudaSuccess);
+    const ForwardTensors f{d.temb, d.weight, d.bias, d.out};
+    EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, fwd_choice), cudaErrorInvalidValue);
+    const BackwardTensors b{d.temb, d.weight, d.grad_out, d.grad_temb, d.grad_weight, d.grad_bias};
+    EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, bwd_choice), cudaErrorInvalidValue);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    for (auto [ptr, n] : {std::pair{d.out, bytes}, std::pair{d.grad_weight, std::size_t(kN) * kK * elem(s)}}) {
+      std::vector<unsigned char> h(n);
+      ASSERT_EQ(cudaMemcpy(h.data(), ptr, n, cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_EQ(std::count(h.begin(), h.end(), static_cast<unsigned char>(0x5A)), static_cast<long>(n));
+    }
+  }
+}
+
+}  // namespace
