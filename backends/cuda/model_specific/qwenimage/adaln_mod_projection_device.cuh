@@ -68,6 +68,35 @@ __device__ __forceinline__ void fold_bias_group(float& hi, float& lo, float grou
   lo += group_lo;
 }
 
+// grad_bias of one column, B <= kBiasGroups * kBiasChunk (each group then holds at most one
+// chunk): grad_bias_kernel's arithmetic for that case, in one thread. Group g's chunk is rows
+// g * kBiasChunk .. summed from 0 in row order and folded into (0, 0); the groups' pairs are
+// folded in ascending group order. Rows are column[b * stride], b < B.
+template <class T>
+__device__ __forceinline__ T grad_bias_of_column(const T* column, int stride, int B) {
+  float hi = 0.0f;
+  float lo = 0.0f;
+#pragma unroll 1
+  for (int g = 0; g < kBiasGroups; ++g) {
+    float group_hi = 0.0f;
+    float group_lo = 0.0f;
+    const int b0 = g * kBiasChunk;
+    if (b0 < B) {
+      const int end = B < b0 + kBiasChunk ? B : b0 + kBiasChunk;
+      float chunk = 0.0f;
+      for (int b = b0; b < end; ++b) chunk += load_f32(column + b * stride);
+      two_sum_add(group_hi, group_lo, chunk);
+    }
+    if (g == 0) {
+      hi = group_hi;
+      lo = group_lo;
+    } else {
+      fold_bias_group(hi, lo, group_hi, group_lo);
+    }
+  }
+  return round_to<T>(two_sum_value(hi, lo));
+}
+
 __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -82,6 +111,67 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int n>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(n));
+}
+
+// Bulk copies (cp.async.bulk) completing on an mbarrier: one thread moves whole row segments, a
+// stage is complete when the barrier's phase flips. Used where a stage's row segments are long
+// enough for the copy engine to beat per-thread cp.async (dev/pipeline_check.cu measures both).
+__device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count));
+}
+// Makes initialized barriers visible to the copy engine (before the CTA-wide barrier that
+// follows the initialization).
+__device__ __forceinline__ void mbarrier_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void mbarrier_expect_bytes(std::uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
+               : "memory");
+}
+// Orders this thread's earlier shared-memory accesses (and, after a CTA barrier, the CTA's)
+// before copies it issues next into the same memory.
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+__device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, unsigned bytes,
+                                                    std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+          smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(bar))
+      : "memory");
+}
+__device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(smem_addr(bar)), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// Tensor-core primitives of the bf16 kernels (mma.sync m16n8k16 bf16 x bf16 -> fp32): every
+// bf16 GEMM element is a chain of these k16 steps into one FP32 accumulator.
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const std::uint32_t (&a)[4],
+                                         std::uint32_t b0, std::uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 }  // namespace rlk::cuda::qwenimage::device

@@ -29,6 +29,7 @@
 //   grad_b    gb[n]    over b in kBiasChunk-row chunks (see grad_bias_kernel), compensated.
 // Every output is rounded to storage exactly once, at the end (round-to-nearest-even).
 #include "adaln_mod_projection_kernels.hpp"
+#include "adaln_mod_projection_bf16_stream.hpp"
 #include "adaln_mod_projection_device.cuh"
 #include "adaln_mod_projection_fp32_stream.hpp"
 #include "adaln_mod_projection_sm90.hpp"
@@ -240,26 +241,6 @@ struct Config {
   static constexpr std::size_t kSmemBytes =
       kPersistent ? kPipeBytes + kOutBytes : (kPipeBytes > kOutBytes ? kPipeBytes : kOutBytes);
 };
-
-__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
-}
-
-__device__ __forceinline__ void mma_bf16(float (&d)[4], const std::uint32_t (&a)[4],
-                                         std::uint32_t b0, std::uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 
 // Streams r-tiles of one operand (i-range [i0, i0 + rows_i)) into shared memory. The
 // per-thread source addresses are computed once per output tile; each r-tile then only adds
@@ -823,13 +804,36 @@ constexpr int kFp32StreamingBackwardUpToB = fp32_stream::kMaxB;
 // refuses a forced streaming choice for a B it does not take (cudaErrorInvalidValue) or on a
 // device without the shared memory it needs (cudaErrorNotSupported).
 cudaError_t resolve_fp32(KernelChoice* g, int B, int up_to_b) {
-  if (g->fp32 == Fp32Kernels::streaming && B > fp32_stream::kMaxB) return cudaErrorInvalidValue;
-  if (g->fp32 == Fp32Kernels::tiled) return cudaSuccess;
+  if (g->streaming == Streaming::on && B > fp32_stream::kMaxB) return cudaErrorInvalidValue;
+  if (g->streaming == Streaming::off) return cudaSuccess;
   bool fits = false;
   if (const cudaError_t err = fp32_stream::fits_current_device(&fits); err != cudaSuccess) return err;
-  if (g->fp32 == Fp32Kernels::streaming && !fits) return cudaErrorNotSupported;
-  if (g->fp32 == Fp32Kernels::automatic)
-    g->fp32 = fits && B <= up_to_b ? Fp32Kernels::streaming : Fp32Kernels::tiled;
+  if (g->streaming == Streaming::on && !fits) return cudaErrorNotSupported;
+  if (g->streaming == Streaming::automatic)
+    g->streaming = fits && B <= up_to_b ? Streaming::on : Streaming::off;
+  return cudaSuccess;
+}
+
+// bf16 backward: the streaming kernel up to this batch size where the device fits it (measured
+// on an H200, docs/notes/cuda-kernels.md). Speed only: the bytes are the same either way.
+constexpr int kBf16StreamingBackwardUpToB = bf16_stream::kMaxB;
+
+// Resolves `streaming` for a bf16 backward; refuses a forced streaming choice for a B it does
+// not take or together with a forced GEMM family (cudaErrorInvalidValue), or on a device
+// without the shared memory it needs (cudaErrorNotSupported).
+cudaError_t resolve_bf16_backward_streaming(KernelChoice* g, int B) {
+  if (g->streaming == Streaming::off) return cudaSuccess;
+  if (g->streaming == Streaming::on &&
+      (B > bf16_stream::kMaxB || g->grad_temb != GemmFamily::automatic || g->grad_weight != GemmFamily::automatic))
+    return cudaErrorInvalidValue;
+  bool fits = false;
+  if (const cudaError_t err = bf16_stream::fits_current_device(&fits); err != cudaSuccess) return err;
+  if (g->streaming == Streaming::on && !fits) return cudaErrorNotSupported;
+  if (g->streaming == Streaming::automatic)
+    g->streaming = fits && B <= kBf16StreamingBackwardUpToB && g->grad_temb == GemmFamily::automatic &&
+                           g->grad_weight == GemmFamily::automatic
+                       ? Streaming::on
+                       : Streaming::off;
   return cudaSuccess;
 }
 
@@ -841,7 +845,7 @@ template <class T>
 cudaError_t forward_impl(int B, const ForwardTensors& t, void* ws, const KernelChoice& choice,
                          cudaStream_t stream) {
   if constexpr (sizeof(T) == 4) {
-    if (choice.fp32 == Fp32Kernels::streaming)  // computes SiLU itself
+    if (choice.streaming == Streaming::on)  // computes SiLU itself
       return fp32_stream::forward(B, static_cast<const float*>(t.temb), static_cast<const float*>(t.weight),
                                   static_cast<const float*>(t.bias), static_cast<float*>(t.out), stream);
   }
@@ -878,7 +882,7 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   void* s = base;
   float* partial = reinterpret_cast<float*>(base + silu_bytes(prob));
   cudaError_t err = cudaSuccess;
-  if (sizeof(T) == 2 || choice.fp32 != Fp32Kernels::streaming) {
+  if (choice.streaming != Streaming::on) {
     err = launch_silu<T>(t.temb, s, B, stream);
     if (err != cudaSuccess) return err;
   }
@@ -906,7 +910,10 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   gw.out = t.grad_weight;
   gw.B = B;
 
-  if constexpr (sizeof(T) == 2) {
+  if (choice.streaming == Streaming::on) {
+    err = sizeof(T) == 2 ? bf16_stream::backward_products(B, t, partial, stream)
+                         : fp32_stream::backward_products(B, t, partial, stream);
+  } else if constexpr (sizeof(T) == 2) {
     err = choice.grad_temb == GemmFamily::mma_sync
               ? mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream)
               : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, t.grad_out, partial, stream);
@@ -918,8 +925,6 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
                                      ? sm90::GradWSchedule::pingpong
                                      : sm90::GradWSchedule::cooperative,
                                  B, t.grad_out, s, t.grad_weight, stream);
-  } else if (choice.fp32 == Fp32Kernels::streaming) {
-    err = fp32_stream::backward_products(B, t, partial, stream);
   } else {
     err = simt::launch<Op::kDTemb>(
         dt, dim3((B + simt::kBN - 1) / simt::kBN, kK / simt::kBM, kSplitN), stream);
@@ -934,7 +939,7 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
       partial, static_cast<const T*>(t.temb), static_cast<T*>(t.grad_temb), count);
   err = cudaGetLastError();
   if (err != cudaSuccess) return err;
-  if (sizeof(T) == 4 && choice.fp32 == Fp32Kernels::streaming) return cudaSuccess;  // grad_bias done
+  if (choice.streaming == Streaming::on) return cudaSuccess;  // grad_bias done by the streaming kernel
   static_assert(kN % kBiasCols<bf16> == 0 && kN % kBiasCols<float> == 0);
   grad_bias_kernel<T><<<kN / kBiasCols<T>, kBiasThreadsPerGroup * kBiasGroups, 0, stream>>>(
       static_cast<const T*>(t.grad_out), static_cast<T*>(t.grad_bias), B, kN);
@@ -986,8 +991,13 @@ cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tenso
     return cudaErrorInvalidValue;
   const int B = static_cast<int>(problem.B);
   if (B > 0) {
-    const cudaError_t err = problem.storage == Storage::bfloat16 ? resolve_bf16(&choice, B)
-                                                                 : resolve_fp32(&choice, B, kFp32StreamingBackwardUpToB);
+    cudaError_t err = cudaSuccess;
+    if (problem.storage == Storage::bfloat16) {
+      err = resolve_bf16_backward_streaming(&choice, B);
+      if (err == cudaSuccess) err = resolve_bf16(&choice, B);
+    } else {
+      err = resolve_fp32(&choice, B, kFp32StreamingBackwardUpToB);
+    }
     if (err != cudaSuccess) return err;
   }
   if (B == 0) {

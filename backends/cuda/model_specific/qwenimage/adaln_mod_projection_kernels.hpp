@@ -55,12 +55,12 @@ enum class GemmFamily { automatic, mma_sync, wgmma_narrow, wgmma_wide, wgmma_pin
 // kernels where the device has the shared memory they need (tests/cuda/test_kernel_paths.cpp
 // compares them); `streaming` at a larger B is refused with cudaErrorInvalidValue, on a device
 // without that shared memory with cudaErrorNotSupported.
-enum class Fp32Kernels { automatic, tiled, streaming };
+enum class Streaming { automatic, off, on };
 struct KernelChoice {
   GemmFamily forward = GemmFamily::automatic;
   GemmFamily grad_temb = GemmFamily::automatic;
   GemmFamily grad_weight = GemmFamily::automatic;
-  Fp32Kernels fp32 = Fp32Kernels::automatic;
+  Streaming streaming = Streaming::automatic;
 };
 
 // Returns cudaErrorInvalidValue for shapes the kernels do not support.

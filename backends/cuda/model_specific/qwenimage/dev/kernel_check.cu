@@ -1,8 +1,9 @@
 // Dev harness for the qwenimage_adaln_mod_projection CUDA kernels: accuracy against an FP64
 // GPU oracle, raw-byte batch invariance, zero-row appends, determinism, NaN propagation, the
 // strict-math probe, and timings next to a plain cuBLAS baseline.
-// Usage: kernel_check [--probe-only | --profile] [--bf16-only | --fp32-only] [--compare-gemms]
-//                     [--gemms mma|narrow|wide]
+// Usage: kernel_check [--probe-only | --profile | --timing-only] [--bf16-only | --fp32-only]
+//                     [--compare-gemms] [--gemms mma|narrow|wide]
+//   --timing-only: no checks, timings for B <= 64 only.
 //   --profile: fwd+bwd at B = 1, 256 and 2048 only (after the accuracy check), for a kernel profiler.
 #include <algorithm>
 #include <cmath>
@@ -32,6 +33,7 @@ constexpr int kSets = 3;
 // streaming kernels).
 KernelChoice g_choice{};
 bool g_compare = false;
+bool g_timing_only = false;
 
 int g_failures = 0;
 
@@ -287,12 +289,99 @@ struct Timing {
   int B;
   double fwd, fwdbwd, cub_fwd, cub_fwdbwd;
   double gemm_fwd[3] = {}, gemm_bwd_dt[3] = {}, gemm_bwd_gw = 0, gemm_bwd_gw_pp = 0;
-  double fp32_fwd[2] = {}, fp32_fwdbwd[2] = {};  // tiled, streaming (B <= 16)
+  double stream_fwd[2] = {}, stream_fwdbwd[2] = {};  // streaming off, on (fp32 B <= 16, bf16 B <= 64)
 };
 
 double median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// Timing: median of 25 after 3 warm-ups, rotating kSets input sets; with --timing-only only
+// the batch sizes the streaming kernels take.
+template <class T>
+void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
+  const bool f32 = sizeof(T) == 4;
+  {
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    const cudaDataType dt = f32 ? CUDA_R_32F : CUDA_R_16BF;
+    const float one = 1.0f, zero = 0.0f;
+    // cuBLAS computes on the same SiLU buffer our workspace holds (its contents do not matter
+    // for timing); column-major views of the row-major tensors.
+    auto cub_fwd = [&](int B, int s) {
+      CK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, N, B, K, &one, b.w[s], dt, K, b.temb[s], dt, K,
+                      &zero, b.out, dt, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    };
+    auto cub_bwd = [&](int B, int s) {
+      CK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, K, B, N, &one, b.w[s], dt, K, b.dy[s], dt, N,
+                      &zero, b.gtemb, dt, K, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      CK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_T, K, N, B, &one, b.temb[s], dt, K, b.dy[s], dt, N,
+                      &zero, b.gw, dt, K, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    };
+    auto time_it = [&](auto&& fn) {
+      std::vector<float> ms;
+      for (int it = 0; it < 28; ++it) {
+        const int s = it % kSets;
+        CK(cudaEventRecord(e0, 0));
+        fn(s);
+        CK(cudaEventRecord(e1, 0));
+        CK(cudaEventSynchronize(e1));
+        float t;
+        CK(cudaEventElapsedTime(&t, e0, e1));
+        if (it >= 3) ms.push_back(t);
+      }
+      return median(ms);
+    };
+    for (int B : {1, 3, 8, 16, 64, 128, 256, 512, 1024, 2048}) {
+      if (g_timing_only && B > 64) break;
+      Timing t{B, 0, 0, 0, 0};
+      t.fwd = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
+      t.fwdbwd = time_it([&](int s) {
+        run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0);
+        run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0);
+      });
+      if (g_compare && B <= (f32 ? 16 : 64)) {
+        const KernelChoice saved = g_choice;
+        for (int f = 0; f < 2; ++f) {
+          g_choice.streaming = f == 0 ? Streaming::off : Streaming::on;
+          t.stream_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
+          t.stream_fwdbwd[f] = time_it([&](int s) {
+            run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0);
+            run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0);
+          });
+        }
+        g_choice = saved;
+      }
+      if (!f32 && g_compare) {
+        // Each GEMM alone: forward with each implementation; backward with one GEMM varied
+        // and the other on mma.sync.
+        const KernelChoice saved = g_choice;
+        const GemmFamily fams[3] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide};
+        for (int f = 0; f < 3; ++f) {
+          g_choice = KernelChoice{fams[f], GemmFamily::mma_sync, GemmFamily::mma_sync};
+          t.gemm_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
+          g_choice = KernelChoice{GemmFamily::mma_sync, fams[f], GemmFamily::mma_sync};
+          t.gemm_bwd_dt[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
+        }
+        g_choice = KernelChoice{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::wgmma_wide};
+        t.gemm_bwd_gw = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
+        g_choice = KernelChoice{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::wgmma_pingpong};
+        t.gemm_bwd_gw_pp = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
+        g_choice = saved;
+      }
+      t.cub_fwd = time_it([&](int s) { cub_fwd(B, s); });
+      t.cub_fwdbwd = time_it([&](int s) {
+        cub_fwd(B, s);
+        cub_bwd(B, s);
+      });
+      timings.push_back(t);
+    }
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+  }
+
 }
 
 template <class T>
@@ -339,6 +428,11 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     ForwardTensors ft{b.temb[0], b.w[0], b.bias[0], b.out};
     report(launch_forward(bad, ft, b.ws, b.ws_bytes, 0) == cudaErrorInvalidValue,
            std::string(tn) + " launch_forward refuses K=3000");
+  }
+
+  if (g_timing_only) {
+    time_all<T>(handle, b, timings);
+    return;  // buffers are left to the process exit
   }
 
   // ---- accuracy at B = 2048 against the FP64 oracle
@@ -617,14 +711,22 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     g_choice = saved;
   }
 
-  // ---- the fp32 tiled and streaming kernels, byte for byte, at every B the streaming ones take
-  if (f32 && g_compare) {
+  // ---- the streaming kernels, byte for byte against the tiled ones (fp32) / mma.sync (bf16),
+  // at batch sizes they take
+  if (g_compare) {
     const KernelChoice saved = g_choice;
     const char* names[4] = {"y", "grad_temb", "grad_weight", "grad_bias"};
-    for (int B : {1, 2, 3, 5, 8, 15, 16}) {
+    const GemmFamily mma = GemmFamily::mma_sync;
+    const KernelChoice reference = f32 ? KernelChoice{{}, {}, {}, Streaming::off}
+                                       : KernelChoice{mma, mma, mma, Streaming::off};
+    const KernelChoice streaming = f32 ? KernelChoice{{}, {}, {}, Streaming::on}
+                                       : KernelChoice{mma, GemmFamily::automatic, GemmFamily::automatic, Streaming::on};
+    const std::vector<int> batches = f32 ? std::vector<int>{1, 2, 3, 5, 8, 15, 16}
+                                         : std::vector<int>{1, 2, 3, 8, 16, 17, 32, 33, 63, 64};
+    for (int B : batches) {
       std::vector<unsigned char> out[2][4];
       for (int f = 0; f < 2; ++f) {
-        g_choice.fp32 = f == 0 ? Fp32Kernels::tiled : Fp32Kernels::streaming;
+        g_choice = f == 0 ? reference : streaming;
         poison<T>(b);
         run_fwd<T>(b, B, b.temb[0], b.w[0], b.bias[0], 0);
         run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
@@ -639,93 +741,15 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
         for (std::size_t i = 0; i < out[0][o].size(); i += sizeof(T))
           diff += std::memcmp(&out[0][o][i], &out[1][o][i], sizeof(T)) != 0;
         char buf[200];
-        std::snprintf(buf, sizeof buf, "fp32 B=%d %s: streaming bytes equal tiled (%zu of %zu differ)", B,
-                      names[o], diff, out[0][o].size() / sizeof(T));
+        std::snprintf(buf, sizeof buf, "%s B=%d %s: streaming bytes equal %s (%zu of %zu differ)", tn, B, names[o],
+                      f32 ? "tiled" : "mma.sync", diff, out[0][o].size() / sizeof(T));
         report(diff == 0, buf);
       }
     }
     g_choice = saved;
   }
 
-  // ---- timing: median of 25 after 3 warm-ups, rotating kSets input sets
-  {
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    const cudaDataType dt = f32 ? CUDA_R_32F : CUDA_R_16BF;
-    const float one = 1.0f, zero = 0.0f;
-    // cuBLAS computes on the same SiLU buffer our workspace holds (its contents do not matter
-    // for timing); column-major views of the row-major tensors.
-    auto cub_fwd = [&](int B, int s) {
-      CK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, N, B, K, &one, b.w[s], dt, K, b.temb[s], dt, K,
-                      &zero, b.out, dt, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    };
-    auto cub_bwd = [&](int B, int s) {
-      CK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, K, B, N, &one, b.w[s], dt, K, b.dy[s], dt, N,
-                      &zero, b.gtemb, dt, K, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-      CK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_T, K, N, B, &one, b.temb[s], dt, K, b.dy[s], dt, N,
-                      &zero, b.gw, dt, K, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    };
-    auto time_it = [&](auto&& fn) {
-      std::vector<float> ms;
-      for (int it = 0; it < 28; ++it) {
-        const int s = it % kSets;
-        CK(cudaEventRecord(e0, 0));
-        fn(s);
-        CK(cudaEventRecord(e1, 0));
-        CK(cudaEventSynchronize(e1));
-        float t;
-        CK(cudaEventElapsedTime(&t, e0, e1));
-        if (it >= 3) ms.push_back(t);
-      }
-      return median(ms);
-    };
-    for (int B : {1, 3, 8, 16, 64, 128, 256, 512, 1024, 2048}) {
-      Timing t{B, 0, 0, 0, 0};
-      t.fwd = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
-      t.fwdbwd = time_it([&](int s) {
-        run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0);
-        run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0);
-      });
-      if (f32 && g_compare && B <= 16) {
-        const KernelChoice saved = g_choice;
-        for (int f = 0; f < 2; ++f) {
-          g_choice.fp32 = f == 0 ? Fp32Kernels::tiled : Fp32Kernels::streaming;
-          t.fp32_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
-          t.fp32_fwdbwd[f] = time_it([&](int s) {
-            run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0);
-            run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0);
-          });
-        }
-        g_choice = saved;
-      }
-      if (!f32 && g_compare) {
-        // Each GEMM alone: forward with each implementation; backward with one GEMM varied
-        // and the other on mma.sync.
-        const KernelChoice saved = g_choice;
-        const GemmFamily fams[3] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide};
-        for (int f = 0; f < 3; ++f) {
-          g_choice = KernelChoice{fams[f], GemmFamily::mma_sync, GemmFamily::mma_sync};
-          t.gemm_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
-          g_choice = KernelChoice{GemmFamily::mma_sync, fams[f], GemmFamily::mma_sync};
-          t.gemm_bwd_dt[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
-        }
-        g_choice = KernelChoice{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::wgmma_wide};
-        t.gemm_bwd_gw = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
-        g_choice = KernelChoice{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::wgmma_pingpong};
-        t.gemm_bwd_gw_pp = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
-        g_choice = saved;
-      }
-      t.cub_fwd = time_it([&](int s) { cub_fwd(B, s); });
-      t.cub_fwdbwd = time_it([&](int s) {
-        cub_fwd(B, s);
-        cub_bwd(B, s);
-      });
-      timings.push_back(t);
-    }
-    CK(cudaEventDestroy(e0));
-    CK(cudaEventDestroy(e1));
-  }
+  time_all<T>(handle, b, timings);
 
   for (int s = 0; s < kSets; ++s) {
     CK(cudaFree(b.temb[s]));
@@ -765,6 +789,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--profile") == 0) profile_only = true;
     if (std::strcmp(argv[i], "--bf16-only") == 0) bf16_only = true;
     if (std::strcmp(argv[i], "--fp32-only") == 0) fp32_only = true;
+    if (std::strcmp(argv[i], "--timing-only") == 0) g_timing_only = true;
     if (std::strcmp(argv[i], "--compare-gemms") == 0) g_compare = true;
     if (std::strcmp(argv[i], "--gemms") == 0 && i + 1 < argc) {
       ++i;
@@ -797,11 +822,12 @@ int main(int argc, char** argv) {
                   t.gemm_bwd_dt[2], t.gemm_bwd_gw, t.gemm_bwd_gw_pp);
   }
   if (g_compare) {
-    std::printf("\nfp32 tiled / streaming (ms, median of 25)\n");
-    for (const auto& t : t32)
-      if (t.B <= 16)
-        std::printf("B %5d | fwd %8.4f %8.4f | fwd+bwd %8.4f %8.4f\n", t.B, t.fp32_fwd[0], t.fp32_fwd[1],
-                    t.fp32_fwdbwd[0], t.fp32_fwdbwd[1]);
+    std::printf("\nstreaming off / on (ms, median of 25)\n");
+    for (const auto* tv : {&t16, &t32})
+      for (const auto& t : *tv)
+        if (t.B <= (tv == &t32 ? 16 : 64))
+          std::printf("%s B %5d | fwd %8.4f %8.4f | fwd+bwd %8.4f %8.4f\n", tv == &t16 ? "bf16" : "fp32", t.B,
+                      t.stream_fwd[0], t.stream_fwd[1], t.stream_fwdbwd[0], t.stream_fwdbwd[1]);
   }
   std::printf("\nfailures: %d\n", g_failures);
   return g_failures == 0 ? 0 : 1;
