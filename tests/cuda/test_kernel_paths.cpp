@@ -1,7 +1,6 @@
 // The CUDA plugin may pick its kernels by B (bf16: mma.sync, or wgmma with a narrow or wide
-// batch tile, cooperative or ping-pong, or the streaming backward up to B = 64; fp32: tiled
-// CUDA-core GEMMs, or the streaming kernels up to B = 16) only because every choice gives the
-// same bytes. This checks that claim directly
+// batch tile, cooperative or ping-pong; fp32: tiled CUDA-core GEMMs, or the streaming kernels
+// up to B = 16) only because every choice gives the same bytes. This checks that claim directly
 // on the kernels: each implementation, forced, against one reference implementation, byte for
 // byte, for every output, at batch sizes on both sides of each switch point; outputs are
 // poisoned before every run.
@@ -16,7 +15,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include "adaln_mod_projection_bf16_stream.hpp"
 #include "adaln_mod_projection_fp32_stream.hpp"
 #include "adaln_mod_projection_kernels.hpp"
 #include "adaln_mod_projection_sm90.hpp"
@@ -124,11 +122,10 @@ class KernelPaths : public ::testing::Test {
 
   static Device& dev(Storage s) { return s == Storage::float32 ? fp32_ : bf16_; }
 
-  // Empty when the streaming kernels of this dtype fit the device, else why they do not run.
-  static std::string streaming_absent_reason(Storage s) {
+  // Empty when the fp32 streaming kernels fit the device, else why they do not run.
+  static std::string streaming_absent_reason() {
     bool fits = false;
-    const cudaError_t err = s == Storage::float32 ? fp32_stream::fits_current_device(&fits)
-                                                  : bf16_stream::fits_current_device(&fits);
+    const cudaError_t err = fp32_stream::fits_current_device(&fits);
     if (err != cudaSuccess) return std::string("device query failed: ") + cudaGetErrorString(err);
     return fits ? "" : "the device offers less shared memory per block than the streaming kernels use";
   }
@@ -216,7 +213,7 @@ TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) 
 }
 
 TEST_F(KernelPaths, Fp32StreamingKernelsGiveTheBytesOfTheTiledOnesAtEveryBatchTheyTake) {
-  if (const std::string why = streaming_absent_reason(Storage::float32); !why.empty()) GTEST_SKIP() << why;
+  if (const std::string why = streaming_absent_reason(); !why.empty()) GTEST_SKIP() << why;
   for (int B = 1; B <= fp32_stream::kMaxB; ++B) {
     KernelChoice tiled;
     tiled.streaming = Streaming::off;
@@ -232,27 +229,11 @@ TEST_F(KernelPaths, Fp32StreamingKernelsGiveTheBytesOfTheTiledOnesAtEveryBatchTh
   }
 }
 
-// The bf16 streaming backward against the mma.sync GEMMs, on both sides of each 32-row chunk
-// of grad_weight's reduction and of each 8-column tile of d_temb's.
-TEST_F(KernelPaths, Bf16StreamingBackwardGivesTheBytesOfMmaSyncAtEveryChunkBoundary) {
-  if (const std::string why = streaming_absent_reason(Storage::bfloat16); !why.empty()) GTEST_SKIP() << why;
-  const GemmFamily mma = GemmFamily::mma_sync;
-  for (int B : {1, 2, 3, 7, 8, 9, 16, 17, 31, 32, 33, 48, 63, 64}) {
-    const auto reference = run(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off});
-    const auto got = run(Storage::bfloat16, B, KernelChoice{mma, GemmFamily::automatic, GemmFamily::automatic, Streaming::on});
-    for (std::size_t o = 0; o < got.size(); ++o) {
-      ASSERT_EQ(poison_left(got[o], 2), 0u) << kNames[o] << " not fully written at B = " << B;
-      EXPECT_EQ(differing_elements(reference[o], got[o], 2), 0u)
-          << kNames[o] << " at B = " << B << ": the streaming backward differs from mma.sync";
-    }
-  }
-}
-
 // Across the automatic switches (streaming forward up to 8 rows, streaming backward up to 16,
 // tiled above), rows of y and grad_temb keep their bytes, and appending rows whose dy is zero
 // leaves grad_weight and grad_bias unchanged.
 TEST_F(KernelPaths, Fp32BytesHoldAcrossTheSwitchesFromStreamingToTiled) {
-  if (const std::string why = streaming_absent_reason(Storage::float32); !why.empty()) GTEST_SKIP() << why;
+  if (const std::string why = streaming_absent_reason(); !why.empty()) GTEST_SKIP() << why;
   for (auto [small, big] : {std::pair{8, 9}, std::pair{16, 17}, std::pair{16, 64}}) {
     const auto below = run(Storage::float32, small, {}, true);
     const auto above = run(Storage::float32, big, {}, true);
@@ -285,15 +266,11 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
     EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, fwd_choice), cudaErrorInvalidValue);
     const BackwardTensors b{d.temb, d.weight, d.grad_out, d.grad_temb, d.grad_weight, d.grad_bias};
     EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, bwd_choice), cudaErrorInvalidValue);
-    if (s == Storage::bfloat16) {
-      // Streaming with a forced GEMM family, and streaming for more rows than it takes.
-      const Problem wide{s, bf16_stream::kMaxB + 1, kK, kN};
-      EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr,
-                                KernelChoice{GemmFamily::automatic, GemmFamily::mma_sync, GemmFamily::automatic, Streaming::on}),
-                cudaErrorInvalidValue);
-      EXPECT_EQ(launch_backward(wide, b, d.workspace, d.workspace_bytes, nullptr,
-                                KernelChoice{GemmFamily::automatic, GemmFamily::automatic, GemmFamily::automatic, Streaming::on}),
-                cudaErrorInvalidValue);
+    if (s == Storage::bfloat16) {  // bf16 has no streaming kernels
+      KernelChoice streaming;
+      streaming.streaming = Streaming::on;
+      EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, streaming), cudaErrorInvalidValue);
+      EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, streaming), cudaErrorInvalidValue);
     }
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     for (auto [ptr, n] : {std::pair{d.out, bytes}, std::pair{d.grad_weight, std::size_t(kN) * kK * elem(s)}}) {

@@ -5,7 +5,7 @@
 //   y[b,n]         acc = 0; acc = fmaf(W[n,k], s[b,k], acc) for k = 0 .. 3071; y = acc + bias[n].
 //   partial[j,b,k] acc = 0; acc = fmaf(W[n,k], dy[b,n], acc) for n ascending in slice j.
 //   s[b,k]         round_to<float>(silu_f32(temb[b,k])), as silu_kernel.
-//   gb[n]          as grad_bias_kernel (grad_bias_of_column, the same arithmetic in one thread).
+//   gb[n]          as grad_bias_kernel (grad_bias_of_column: the same arithmetic in one thread).
 //   gw[n,k]        one compensated chunk (B <= kFp32GradWChunk): acc = 0;
 //                  acc = fmaf(dy[b,n], s[b,k], acc) for b = 0 .. kFp32GradWChunk - 1, rows
 //                  b >= B being zero-filled; then (hi, lo) = TwoSum(0, 0) + acc; gw = value.
@@ -132,13 +132,10 @@ constexpr int kSliceRows = kN / kSplitN;
 constexpr int kBwdSteps = kSliceRows / kBwdRows;
 static_assert(kK % kBwdCols == 0 && kSliceRows % kBwdRows == 0);
 
-// W arrives by bulk copies (one per row segment of 768 bytes, issued by thread 0, completing on
-// full[slot]); dy by per-thread cp.async.
 struct BwdSmem {
   float w[kBwdStages][kBwdRows][kBwdCols];
   float dy[kBwdStages][kMaxB][kBwdRows];
   float s[kMaxB][kBwdCols];
-  std::uint64_t full[kBwdStages];  // last: the arrays above stay 16-byte aligned for cp.async
 };
 
 template <int BT>
@@ -154,17 +151,19 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   const int n_begin = slice * kSliceRows;
 
   constexpr int kChunksPerRow = kBwdCols / 4;
+  constexpr int kWChunks = kBwdRows * kChunksPerRow;
   constexpr int kDyChunksPerRow = kBwdRows / 4;
+  static_assert(kWChunks % kBwdThreads == 0);
   auto issue = [&](int step) {
     if (step < kBwdSteps) {
       const int slot = step % kBwdStages;
       const int n0 = n_begin + step * kBwdRows;
-      if (t == 0) {
-        fence_proxy_async();
-        mbarrier_expect_bytes(&sm.full[slot], sizeof(sm.w[slot]));
-        for (int r = 0; r < kBwdRows; ++r)
-          bulk_copy_to_shared(&sm.w[slot][r][0], W + static_cast<std::int64_t>(n0 + r) * kK + k0,
-                              sizeof(sm.w[slot][r]), &sm.full[slot]);
+#pragma unroll
+      for (int i = 0; i < kWChunks / kBwdThreads; ++i) {
+        const int idx = i * kBwdThreads + t;
+        const int r = idx / kChunksPerRow;
+        const int c = idx % kChunksPerRow;
+        cp_async16(&sm.w[slot][r][c * 4], W + static_cast<std::int64_t>(n0 + r) * kK + k0 + c * 4);
       }
       if (t < B * kDyChunksPerRow) {
         const int b = t / kDyChunksPerRow;
@@ -176,11 +175,6 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   };
   static_assert(kMaxB * kDyChunksPerRow <= kBwdThreads);
 
-  if (t == 0) {
-    for (int slot = 0; slot < kBwdStages; ++slot) mbarrier_init(&sm.full[slot], 1);
-    mbarrier_init_fence();
-  }
-  __syncthreads();
 #pragma unroll
   for (int step = 0; step < kBwdStages - 1; ++step) issue(step);
   // s = round_to<float>(silu(temb)) for this CTA's columns: the same function as silu_kernel.
@@ -200,7 +194,6 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
 
   for (int step = 0; step < kBwdSteps; ++step) {
     cp_async_wait<kBwdStages - 2>();
-    mbarrier_wait(&sm.full[step % kBwdStages], (step / kBwdStages) & 1);
     __syncthreads();  // stage `step` (and, at step 0, s) visible; stage step - 1 consumed
     issue(step + kBwdStages - 1);
     const int slot = step % kBwdStages;

@@ -29,7 +29,6 @@
 //   grad_b    gb[n]    over b in kBiasChunk-row chunks (see grad_bias_kernel), compensated.
 // Every output is rounded to storage exactly once, at the end (round-to-nearest-even).
 #include "adaln_mod_projection_kernels.hpp"
-#include "adaln_mod_projection_bf16_stream.hpp"
 #include "adaln_mod_projection_device.cuh"
 #include "adaln_mod_projection_fp32_stream.hpp"
 #include "adaln_mod_projection_sm90.hpp"
@@ -241,6 +240,26 @@ struct Config {
   static constexpr std::size_t kSmemBytes =
       kPersistent ? kPipeBytes + kOutBytes : (kPipeBytes > kOutBytes ? kPipeBytes : kOutBytes);
 };
+
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const std::uint32_t (&a)[4],
+                                         std::uint32_t b0, std::uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
 
 // Streams r-tiles of one operand (i-range [i0, i0 + rows_i)) into shared memory. The
 // per-thread source addresses are computed once per output tile; each r-tile then only adds
@@ -767,8 +786,10 @@ constexpr int kGradWWgmmaFromB = 64;  // below, the mma.sync grad_w overlaps its
 constexpr int kGradWCooperativeFromB = 1025;  // up to 1024 rows, ping-pong hides the epilogue
 
 // Resolves the bf16 `automatic` choices for batch size B on the current device; refuses a
-// forced wgmma choice where the wgmma GEMMs cannot run.
+// forced wgmma choice where the wgmma GEMMs cannot run, and forced streaming (bf16 has no
+// streaming kernels).
 cudaError_t resolve_bf16(KernelChoice* g, int B) {
+  if (g->streaming == Streaming::on) return cudaErrorInvalidValue;  // fp32 only
   bool usable = false;
   if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
   for (GemmFamily* f : {&g->forward, &g->grad_temb, &g->grad_weight}) {
@@ -811,29 +832,6 @@ cudaError_t resolve_fp32(KernelChoice* g, int B, int up_to_b) {
   if (g->streaming == Streaming::on && !fits) return cudaErrorNotSupported;
   if (g->streaming == Streaming::automatic)
     g->streaming = fits && B <= up_to_b ? Streaming::on : Streaming::off;
-  return cudaSuccess;
-}
-
-// bf16 backward: the streaming kernel up to this batch size where the device fits it (measured
-// on an H200, docs/notes/cuda-kernels.md). Speed only: the bytes are the same either way.
-constexpr int kBf16StreamingBackwardUpToB = bf16_stream::kMaxB;
-
-// Resolves `streaming` for a bf16 backward; refuses a forced streaming choice for a B it does
-// not take or together with a forced GEMM family (cudaErrorInvalidValue), or on a device
-// without the shared memory it needs (cudaErrorNotSupported).
-cudaError_t resolve_bf16_backward_streaming(KernelChoice* g, int B) {
-  if (g->streaming == Streaming::off) return cudaSuccess;
-  if (g->streaming == Streaming::on &&
-      (B > bf16_stream::kMaxB || g->grad_temb != GemmFamily::automatic || g->grad_weight != GemmFamily::automatic))
-    return cudaErrorInvalidValue;
-  bool fits = false;
-  if (const cudaError_t err = bf16_stream::fits_current_device(&fits); err != cudaSuccess) return err;
-  if (g->streaming == Streaming::on && !fits) return cudaErrorNotSupported;
-  if (g->streaming == Streaming::automatic)
-    g->streaming = fits && B <= kBf16StreamingBackwardUpToB && g->grad_temb == GemmFamily::automatic &&
-                           g->grad_weight == GemmFamily::automatic
-                       ? Streaming::on
-                       : Streaming::off;
   return cudaSuccess;
 }
 
@@ -911,8 +909,7 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   gw.B = B;
 
   if (choice.streaming == Streaming::on) {
-    err = sizeof(T) == 2 ? bf16_stream::backward_products(B, t, partial, stream)
-                         : fp32_stream::backward_products(B, t, partial, stream);
+    err = fp32_stream::backward_products(B, t, partial, stream);
   } else if constexpr (sizeof(T) == 2) {
     err = choice.grad_temb == GemmFamily::mma_sync
               ? mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream)
@@ -993,8 +990,7 @@ cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tenso
   if (B > 0) {
     cudaError_t err = cudaSuccess;
     if (problem.storage == Storage::bfloat16) {
-      err = resolve_bf16_backward_streaming(&choice, B);
-      if (err == cudaSuccess) err = resolve_bf16(&choice, B);
+      err = resolve_bf16(&choice, B);
     } else {
       err = resolve_fp32(&choice, B, kFp32StreamingBackwardUpToB);
     }

@@ -51,10 +51,11 @@ struct BackwardTensors {
 // 32 / 128) apply to forward and grad_temb; wgmma_wide (cooperative) / wgmma_pingpong to
 // grad_weight; any other combination is refused with cudaErrorInvalidValue.
 enum class GemmFamily { automatic, mma_sync, wgmma_narrow, wgmma_wide, wgmma_pingpong };
-// fp32: the tiled CUDA-core GEMMs (any B) or, for B <= fp32_stream::kMaxB, the streaming
-// kernels where the device has the shared memory they need (tests/cuda/test_kernel_paths.cpp
-// compares them); `streaming` at a larger B is refused with cudaErrorInvalidValue, on a device
-// without that shared memory with cudaErrorNotSupported.
+// fp32 (`streaming`): the tiled CUDA-core GEMMs (`off`, any B) or the streaming kernels (`on`,
+// B <= fp32_stream::kMaxB, on devices with the shared memory they need; tests/cuda/
+// test_kernel_paths.cpp compares the two). `on` is refused with cudaErrorInvalidValue at a
+// larger B or for bf16 (which has no streaming kernels), with cudaErrorNotSupported on a device
+// without that shared memory.
 enum class Streaming { automatic, off, on };
 struct KernelChoice {
   GemmFamily forward = GemmFamily::automatic;
