@@ -3,7 +3,10 @@
 side with the PyTorch anchors (../shared/reference/h200-anchors.json layout), so the table is
 generated from the evidence, never typed.
 
-usage: bench_table.py BENCH.json [ANCHORS.json]
+usage: bench_table.py BENCH.json [ANCHORS.json [PYTORCH.json]]
+
+With PYTORCH.json (tools/bench/pytorch_baseline.py's output from the same device call) it also
+prints the baseline-against-PyTorch table ("Is the baseline a strawman?").
 """
 import json
 import sys
@@ -26,6 +29,22 @@ def main():
               f"| {r['fwd_bwd_ms']:.4f} | {b['fwd_bwd_ms']:.4f} | {case['rlk_over_cublas']['fwd_bwd']:.2f}x "
               f"| {f['fwd_ms']:.4f} / {f['fwd_bwd_ms']:.4f} | {case['rlk_fraction_of_floor']['fwd_bwd']:.0%} "
               f"| {anchor_text} | {r['device_MiB']:.0f} / {b['device_MiB']:.0f} |")
+    if len(sys.argv) > 3:
+        print_pytorch_table(report, json.load(open(sys.argv[3])))
+
+
+def print_pytorch_table(report, pytorch):
+    ours = {(c["dtype"], c["B"]): c for c in report["cases"]}
+    print("\n| dtype | B | baseline fwd | PyTorch fwd | baseline fwd+bwd | PyTorch fwd+bwd "
+          "| baseline / PyTorch (fwd+bwd) | rl-kernel fwd+bwd / PyTorch |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for p in pytorch["cases"]:
+        case = ours.get((p["dtype"], p["B"]))
+        if case is None:
+            continue
+        b, r = case["cublas"], case["rlk"]
+        print(f"| {p['dtype']} | {p['B']} | {b['fwd_ms']:.4f} | {p['fwd_ms']:.4f} | {b['fwd_bwd_ms']:.4f} "
+              f"| {p['fwd_bwd_ms']:.4f} | {b['fwd_bwd_ms'] / p['fwd_bwd_ms']:.2f}x | {r['fwd_bwd_ms'] / p['fwd_bwd_ms']:.2f}x |")
 
 
 if __name__ == "__main__":
