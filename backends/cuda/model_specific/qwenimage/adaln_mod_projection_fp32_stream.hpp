@@ -1,8 +1,8 @@
 // fp32 kernels of qwenimage_adaln_mod_projection for small batches (B <= kMaxB): the tiled
 // CUDA-core GEMMs (adaln_mod_projection_kernels.cu, simt::) spend most of their time on tile
-// overhead there, while the work is streaming W (226 MB) once. These stream it with a deep
-// cp.async pipeline, and the backward kernel computes d_temb and grad_weight in the same pass
-// over W, so that W's reads and grad_weight's writes share the memory system.
+// overhead there, while the work is streaming W (226 MB). These stream it with a deep cp.async
+// pipeline, and the backward kernel computes d_temb, grad_weight and grad_bias in one pass over
+// W, so that W's reads and grad_weight's writes share the memory system.
 //
 // They keep the fp32 contract exactly as the tiled kernels evaluate it (same FMA chains, same
 // TwoSum fold, same helper functions), so either may run for any B <= kMaxB and the bytes are
