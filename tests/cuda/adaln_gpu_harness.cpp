@@ -64,35 +64,79 @@ HostTensor DeviceTensor::download() const {
   return host;
 }
 
-Outputs run_on_gpu(const Op& op, const Inputs& in, cudaStream_t stream) {
-  const int device = op.device().index;
-  const DType dtype = in.temb.dtype;
-  const std::int64_t B = in.temb.shape[0];
-  DeviceTensor temb(in.temb, device), weight(in.weight, device), bias(in.bias, device), grad_out(in.grad_out, device);
-  DeviceTensor out(dtype, {B, N}, device), grad_temb(dtype, {B, K}, device), grad_weight(dtype, {N, K}, device),
-      grad_bias(dtype, {N}, device);
-  const TensorMap forward{{"temb", temb.view()}, {"weight", weight.view()}, {"bias", bias.view()}, {"out", out.view()}};
-  const TensorMap backward{{"temb", temb.view()},           {"weight", weight.view()},
-                           {"grad_out", grad_out.view()},   {"grad_temb", grad_temb.view()},
-                           {"grad_weight", grad_weight.view()}, {"grad_bias", grad_bias.view()}};
-  const auto fwd_bytes = op.workspace_bytes(Direction::forward, forward);
-  const auto bwd_bytes = op.workspace_bytes(Direction::backward, backward);
-  if (!fwd_bytes || !bwd_bytes) throw std::runtime_error("workspace_bytes failed");
-  const std::uint64_t bytes = std::max<std::uint64_t>({*fwd_bytes, *bwd_bytes, 16});
-  void* workspace = nullptr;
-  {
+namespace {
+
+// The device side of one forward + backward call: inputs uploaded, outputs poisoned, a
+// workspace large enough for either direction.
+struct GpuCall {
+  GpuCall(const Op& op, const Inputs& in)
+      : device(op.device().index),
+        temb(in.temb, device),
+        weight(in.weight, device),
+        bias(in.bias, device),
+        grad_out(in.grad_out, device),
+        out(in.temb.dtype, {in.temb.shape[0], N}, device),
+        grad_temb(in.temb.dtype, {in.temb.shape[0], K}, device),
+        grad_weight(in.temb.dtype, {N, K}, device),
+        grad_bias(in.temb.dtype, {N}, device),
+        forward{{"temb", temb.view()}, {"weight", weight.view()}, {"bias", bias.view()}, {"out", out.view()}},
+        backward{{"temb", temb.view()},           {"weight", weight.view()},
+                 {"grad_out", grad_out.view()},   {"grad_temb", grad_temb.view()},
+                 {"grad_weight", grad_weight.view()}, {"grad_bias", grad_bias.view()}} {
+    const auto fwd_bytes = op.workspace_bytes(Direction::forward, forward);
+    const auto bwd_bytes = op.workspace_bytes(Direction::backward, backward);
+    if (!fwd_bytes || !bwd_bytes) throw std::runtime_error("workspace_bytes failed");
+    bytes = std::max<std::uint64_t>({*fwd_bytes, *bwd_bytes, 16});
     OnDevice on(device);
     check_cuda(cudaMalloc(&workspace, bytes), "workspace");
   }
-  const RunOptions options{stream, workspace, bytes};
-  auto f = op.forward(forward, options);
-  auto b = f ? op.backward(backward, options) : f;
-  Outputs outputs{out.download(), grad_temb.download(), grad_weight.download(), grad_bias.download()};
-  {
+  ~GpuCall() {
     OnDevice on(device);
     cudaFree(workspace);
   }
+  GpuCall(const GpuCall&) = delete;
+  GpuCall& operator=(const GpuCall&) = delete;
+
+  RunOptions options(cudaStream_t stream) const { return RunOptions{stream, workspace, bytes}; }
+  Outputs download() const { return {out.download(), grad_temb.download(), grad_weight.download(), grad_bias.download()}; }
+
+  int device;
+  DeviceTensor temb, weight, bias, grad_out, out, grad_temb, grad_weight, grad_bias;
+  TensorMap forward, backward;
+  void* workspace = nullptr;
+  std::uint64_t bytes = 0;
+};
+
+}  // namespace
+
+Outputs run_on_gpu(const Op& op, const Inputs& in, cudaStream_t stream) {
+  GpuCall call(op, in);
+  auto f = op.forward(call.forward, call.options(stream));
+  auto b = f ? op.backward(call.backward, call.options(stream)) : f;
   if (!b) throw std::runtime_error(b.error().to_string());
+  return call.download();
+}
+
+std::vector<Outputs> run_through_graph(const Op& op, const Inputs& in, cudaStream_t stream, int launches) {
+  GpuCall call(op, in);
+  OnDevice on(call.device);
+  cudaGraph_t graph = nullptr;
+  check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "begin capture");
+  auto f = op.forward(call.forward, call.options(stream));
+  auto b = f ? op.backward(call.backward, call.options(stream)) : f;
+  const cudaError_t captured = cudaStreamEndCapture(stream, &graph);
+  if (!b) throw std::runtime_error("inside the capture: " + b.error().to_string());
+  check_cuda(captured, "end capture");
+  cudaGraphExec_t exec = nullptr;
+  check_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  std::vector<Outputs> outputs;
+  for (int i = 0; i < launches; ++i) {
+    check_cuda(cudaGraphLaunch(exec, stream), "graph launch");
+    check_cuda(cudaStreamSynchronize(stream), "synchronize");
+    outputs.push_back(call.download());
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
   return outputs;
 }
 

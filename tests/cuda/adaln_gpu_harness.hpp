@@ -129,6 +129,10 @@ class DeviceTensor {
 
 // Runs forward then backward on `op`'s device, on `stream` (nullptr: legacy default stream).
 Outputs run_on_gpu(const Op& op, const Inputs& in, cudaStream_t stream = nullptr);
+// Captures forward then backward on `stream` (a stream of `op`'s device other than the legacy
+// default stream) into a CUDA graph in global capture mode, then launches the graph `launches`
+// times; returns the outputs after each launch.
+std::vector<Outputs> run_through_graph(const Op& op, const Inputs& in, cudaStream_t stream, int launches);
 // The CPU FP32 reference through the registry (get_op(key, "cpu")).
 Outputs run_reference(const Inputs& in);
 // The FP64 oracle on the storage values; outputs as float64 tensors.
