@@ -6,6 +6,7 @@
 //   --timing-only: no checks, timings for B <= 64 only.
 //   --profile: fwd+bwd at B = 1, 256 and 2048 only (after the accuracy check), for a kernel profiler.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -296,6 +297,28 @@ double median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
+
+// Forward + backward at B with g_choice on poisoned outputs; the four outputs' bytes
+// (y, grad_temb, grad_weight, grad_bias).
+template <class T>
+std::array<std::vector<unsigned char>, 4> outputs_of(Buffers& b, int B) {
+  poison<T>(b);
+  run_fwd<T>(b, B, b.temb[0], b.w[0], b.bias[0], 0);
+  run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
+  CK(cudaDeviceSynchronize());
+  return {to_host<T>(b.out, std::size_t(B) * N), to_host<T>(b.gtemb, std::size_t(B) * K),
+          to_host<T>(b.gw, std::size_t(N) * K), to_host<T>(b.gb, N)};
+}
+
+// Elements of T whose bytes differ.
+template <class T>
+std::size_t differing(const std::vector<unsigned char>& x, const std::vector<unsigned char>& y) {
+  std::size_t diff = 0;
+  for (std::size_t i = 0; i < x.size(); i += sizeof(T)) diff += std::memcmp(&x[i], &y[i], sizeof(T)) != 0;
+  return diff;
+}
+
+constexpr const char* kOutputNames[4] = {"y", "grad_temb", "grad_weight", "grad_bias"};
 
 // Timing: median of 25 after 3 warm-ups, rotating kSets input sets; with --timing-only only
 // the batch sizes the streaming kernels take.
@@ -683,27 +706,17 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
         {}};
     const char* fam_names[4] = {"mma.sync", "wgmma narrow + grad_w ping-pong", "wgmma wide", "automatic"};
     for (int B : {1, 3, 64, 255, 256, 257, 1024, 2048}) {
-      std::vector<unsigned char> out[4][4];
+      std::array<std::vector<unsigned char>, 4> out[4];
       for (int f = 0; f < 4; ++f) {
         g_choice = fams[f];
-        poison<T>(b);
-        run_fwd<T>(b, B, b.temb[0], b.w[0], b.bias[0], 0);
-        run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
-        CK(cudaDeviceSynchronize());
-        out[f][0] = to_host<T>(b.out, std::size_t(B) * N);
-        out[f][1] = to_host<T>(b.gtemb, std::size_t(B) * K);
-        out[f][2] = to_host<T>(b.gw, std::size_t(N) * K);
-        out[f][3] = to_host<T>(b.gb, N);
+        out[f] = outputs_of<T>(b, B);
       }
-      const char* names[4] = {"y", "grad_temb", "grad_weight", "grad_bias"};
       for (int f = 1; f < 4; ++f) {
         for (int o = 0; o < 4; ++o) {
-          std::size_t diff = 0;
-          for (std::size_t i = 0; i < out[0][o].size(); i += sizeof(T))
-            diff += std::memcmp(&out[0][o][i], &out[f][o][i], sizeof(T)) != 0;
+          const std::size_t diff = differing<T>(out[0][o], out[f][o]);
           char buf[200];
           std::snprintf(buf, sizeof buf, "bf16 B=%d %s: %s bytes equal mma.sync (%zu of %zu differ)", B,
-                        names[o], fam_names[f], diff, out[0][o].size() / sizeof(T));
+                        kOutputNames[o], fam_names[f], diff, out[0][o].size() / sizeof(T));
           report(diff == 0, buf);
         }
       }
@@ -714,30 +727,16 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
   // ---- the fp32 streaming kernels, byte for byte against the tiled ones, at every B they take
   if (f32 && g_compare) {
     const KernelChoice saved = g_choice;
-    const char* names[4] = {"y", "grad_temb", "grad_weight", "grad_bias"};
-    const KernelChoice reference{{}, {}, {}, Streaming::off};
-    const KernelChoice streaming{{}, {}, {}, Streaming::on};
-    const std::vector<int> batches{1, 2, 3, 5, 8, 15, 16};
-    for (int B : batches) {
-      std::vector<unsigned char> out[2][4];
-      for (int f = 0; f < 2; ++f) {
-        g_choice = f == 0 ? reference : streaming;
-        poison<T>(b);
-        run_fwd<T>(b, B, b.temb[0], b.w[0], b.bias[0], 0);
-        run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
-        CK(cudaDeviceSynchronize());
-        out[f][0] = to_host<T>(b.out, std::size_t(B) * N);
-        out[f][1] = to_host<T>(b.gtemb, std::size_t(B) * K);
-        out[f][2] = to_host<T>(b.gw, std::size_t(N) * K);
-        out[f][3] = to_host<T>(b.gb, N);
-      }
+    for (int B : {1, 2, 3, 5, 8, 15, 16}) {
+      g_choice = KernelChoice{{}, {}, {}, Streaming::off};
+      const auto tiled = outputs_of<T>(b, B);
+      g_choice = KernelChoice{{}, {}, {}, Streaming::on};
+      const auto streaming = outputs_of<T>(b, B);
       for (int o = 0; o < 4; ++o) {
-        std::size_t diff = 0;
-        for (std::size_t i = 0; i < out[0][o].size(); i += sizeof(T))
-          diff += std::memcmp(&out[0][o][i], &out[1][o][i], sizeof(T)) != 0;
+        const std::size_t diff = differing<T>(tiled[o], streaming[o]);
         char buf[200];
-        std::snprintf(buf, sizeof buf, "fp32 B=%d %s: streaming bytes equal tiled (%zu of %zu differ)", B, names[o],
-                      diff, out[0][o].size() / sizeof(T));
+        std::snprintf(buf, sizeof buf, "fp32 B=%d %s: streaming bytes equal tiled (%zu of %zu differ)", B,
+                      kOutputNames[o], diff, tiled[o].size() / sizeof(T));
         report(diff == 0, buf);
       }
     }

@@ -5,21 +5,12 @@
 // (cp.async.bulk, completing on an mbarrier) per row segment; "copy" variants also write every
 // staged byte to a W-sized output (the backward's read-W / write-grad_weight traffic).
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a pipeline_check.cu -o pipeline_check
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <vector>
 
 #include <cuda_runtime.h>
 
-#define CK(x)                                                                       \
-  do {                                                                              \
-    cudaError_t e = (x);                                                            \
-    if (e != cudaSuccess) {                                                         \
-      std::printf("%s failed: %s (line %d)\n", #x, cudaGetErrorString(e), __LINE__); \
-      return 1;                                                                     \
-    }                                                                               \
-  } while (0)
+#include "experiment_common.cuh"
 
 constexpr int kRows = 18432;
 constexpr int kRowBytes = 3072 * 4;
@@ -116,11 +107,6 @@ __global__ void __launch_bounds__(THREADS) pipe(const char* __restrict__ w, char
   if (acc == 0x12345678u) *sink = acc;
 }
 
-__global__ void fill(unsigned* p, size_t n, unsigned seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    p[i] = unsigned(i * 2654435761u) ^ seed;
-}
-
 int main() {
   constexpr int kSets = 2;
   char* w[kSets];
@@ -133,25 +119,9 @@ int main() {
   unsigned* sink;
   CK(cudaMalloc(&sink, 4));
   CK(cudaDeviceSynchronize());
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
   auto time = [&](const char* name, double bytes, auto&& launch) {
-    std::vector<float> ms;
-    for (int it = 0; it < 23; ++it) {
-      CK(cudaEventRecord(e0));
-      launch(w[it % kSets]);
-      CK(cudaEventRecord(e1));
-      CK(cudaEventSynchronize(e1));
-      float t;
-      CK(cudaEventElapsedTime(&t, e0, e1));
-      if (it >= 3) ms.push_back(t);
-    }
-    CK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    const double med = ms[ms.size() / 2];
+    const double med = median_ms(3, 20, [&](int it) { launch(w[it % kSets]); });
     std::printf("%-64s %8.2f us  %7.0f GB/s\n", name, med * 1e3, bytes / (med * 1e-3) / 1e9);
-    return 0;
   };
   // Variant: name, ROWS, RB, STAGES, THREADS, BULK, WRITE; col_tiles, rows per CTA.
 #define VARIANT(NAME, ROWS, RB, S, T, BULK, WRITE, CT, RPC)                                            \

@@ -2,20 +2,11 @@
 // pattern matter? Reads W with three patterns and writes a W-sized buffer; prints GB/s.
 // A kernel-design experiment (docs/notes/cuda-kernels.md), not part of the library.
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a stream_check.cu -o stream_check
-#include <algorithm>
 #include <cstdio>
-#include <vector>
 
 #include <cuda_runtime.h>
 
-#define CK(x)                                                                       \
-  do {                                                                              \
-    cudaError_t e = (x);                                                            \
-    if (e != cudaSuccess) {                                                         \
-      std::printf("%s failed: %s (line %d)\n", #x, cudaGetErrorString(e), __LINE__); \
-      return 1;                                                                     \
-    }                                                                               \
-  } while (0)
+#include "experiment_common.cuh"
 
 constexpr int kRows = 18432;
 constexpr int kCols = 3072;  // bf16 elements: 6144 bytes per row
@@ -86,11 +77,6 @@ __global__ void write_contiguous(uint4* w, size_t words) {
     w[i] = make_uint4(unsigned(i), 1u, 2u, 3u);
 }
 
-__global__ void fill(unsigned* p, size_t n, unsigned seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    p[i] = unsigned(i * 2654435761u) ^ seed;
-}
-
 int main() {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -103,26 +89,10 @@ int main() {
   unsigned* sink;
   CK(cudaMalloc(&sink, 4));
   CK(cudaDeviceSynchronize());
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
   const size_t words = kBytes / 16;
   auto time = [&](const char* name, auto&& launch) {
-    std::vector<float> ms;
-    for (int it = 0; it < 33; ++it) {
-      CK(cudaEventRecord(e0));
-      launch(w[it % kSets]);
-      CK(cudaEventRecord(e1));
-      CK(cudaEventSynchronize(e1));
-      float t;
-      CK(cudaEventElapsedTime(&t, e0, e1));
-      if (it >= 3) ms.push_back(t);
-    }
-    CK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    const double med = ms[ms.size() / 2];
+    const double med = median_ms(3, 30, [&](int it) { launch(w[it % kSets]); });
     std::printf("%-44s %8.2f us  %7.0f GB/s\n", name, med * 1e3, kBytes / (med * 1e-3) / 1e9);
-    return 0;
   };
   for (int per_sm : {4, 8, 16}) {
     char name[64];
