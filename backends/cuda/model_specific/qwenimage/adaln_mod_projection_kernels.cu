@@ -8,7 +8,7 @@
 // lie beyond B; neither changes the accumulation sequence of a valid element.
 //
 // The bf16 GEMMs exist twice: mma.sync here (every architecture) and wgmma in
-// adaln_mod_projection_sm90.cu (sm_90a); which runs may depend on B (resolve() below) because
+// adaln_mod_projection_sm90.cu (sm_90a); which runs may depend on B (resolve_bf16() below) because
 // both give the same bytes: each element is the same chain of k16 tensor-core steps into one
 // FP32 accumulator (tests/cuda/test_kernel_paths.cpp checks it).
 // The fp32 path likewise has two implementations, the tiled CUDA-core GEMMs below (simt::)
