@@ -1,6 +1,7 @@
 // The CUDA plugin may pick its kernels by B (bf16: mma.sync, or wgmma with a narrow or wide
-// batch tile, cooperative or ping-pong; fp32: tiled CUDA-core GEMMs, or the streaming kernels
-// up to B = 16) only because every choice gives the same bytes. This checks that claim directly
+// batch tile, cooperative or ping-pong, or the streaming forward up to B = 8; fp32: tiled
+// CUDA-core GEMMs, or the streaming kernels up to B = 16) only because every choice gives the
+// same bytes. This checks that claim directly
 // on the kernels: each implementation, forced, against one reference implementation, byte for
 // byte, for every output, at batch sizes on both sides of each switch point; outputs are
 // poisoned before every run.
@@ -15,6 +16,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "adaln_mod_projection_bf16_stream.hpp"
 #include "adaln_mod_projection_fp32_stream.hpp"
 #include "adaln_mod_projection_kernels.hpp"
 #include "adaln_mod_projection_sm90.hpp"
@@ -122,10 +124,11 @@ class KernelPaths : public ::testing::Test {
 
   static Device& dev(Storage s) { return s == Storage::float32 ? fp32_ : bf16_; }
 
-  // Empty when the fp32 streaming kernels fit the device, else why they do not run.
-  static std::string streaming_absent_reason() {
+  // Empty when the streaming kernels of this dtype fit the device, else why they do not run.
+  static std::string streaming_absent_reason(Storage s = Storage::float32) {
     bool fits = false;
-    const cudaError_t err = fp32_stream::fits_current_device(&fits);
+    const cudaError_t err = s == Storage::float32 ? fp32_stream::fits_current_device(&fits)
+                                                  : bf16_stream::fits_current_device(&fits);
     if (err != cudaSuccess) return std::string("device query failed: ") + cudaGetErrorString(err);
     return fits ? "" : "the device offers less shared memory per block than the streaming kernels use";
   }
@@ -160,6 +163,19 @@ class KernelPaths : public ::testing::Test {
       host.push_back(std::move(h));
     }
     return host;
+  }
+
+  // Forward alone with the given choice; returns y's bytes (poisoned before the run).
+  static std::vector<unsigned char> run_forward(Storage s, int B, const KernelChoice& choice) {
+    const Device& d = dev(s);
+    const Problem p{s, B, kK, kN};
+    std::vector<unsigned char> y(std::size_t(B) * kN * elem(s));
+    cudaMemset(d.out, 0xFF, y.size());
+    const ForwardTensors f{d.temb, d.weight, d.bias, d.out};
+    EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, choice), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(y.data(), d.out, y.size(), cudaMemcpyDeviceToHost);
+    return y;
   }
 
   static inline Device fp32_{};
@@ -229,6 +245,17 @@ TEST_F(KernelPaths, Fp32StreamingKernelsGiveTheBytesOfTheTiledOnesAtEveryBatchTh
   }
 }
 
+TEST_F(KernelPaths, Bf16StreamingForwardGivesTheBytesOfMmaSyncAtEveryBatchItTakes) {
+  if (const std::string why = streaming_absent_reason(Storage::bfloat16); !why.empty()) GTEST_SKIP() << why;
+  const GemmFamily mma = GemmFamily::mma_sync;
+  for (int B = 1; B <= bf16_stream::kMaxB; ++B) {
+    const auto reference = run_forward(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off});
+    const auto got = run_forward(Storage::bfloat16, B, KernelChoice{GemmFamily::automatic, mma, mma, Streaming::on});
+    ASSERT_EQ(poison_left(got, 2), 0u) << "y not fully written at B = " << B;
+    EXPECT_EQ(differing_elements(reference, got, 2), 0u) << "y at B = " << B << ": the streaming forward differs from mma.sync";
+  }
+}
+
 // Across the automatic switches (streaming forward up to 8 rows, streaming backward up to 16,
 // tiled above), rows of y and grad_temb keep their bytes, and appending rows whose dy is zero
 // leaves grad_weight and grad_bias unchanged.
@@ -266,11 +293,15 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
     EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, fwd_choice), cudaErrorInvalidValue);
     const BackwardTensors b{d.temb, d.weight, d.grad_out, d.grad_temb, d.grad_weight, d.grad_bias};
     EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, bwd_choice), cudaErrorInvalidValue);
-    if (s == Storage::bfloat16) {  // bf16 has no streaming kernels
+    if (s == Storage::bfloat16) {  // streaming where bf16 has none: the backward, B > 8, a forced GEMM
       KernelChoice streaming;
       streaming.streaming = Streaming::on;
-      EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, streaming), cudaErrorInvalidValue);
+      const Problem wide{s, bf16_stream::kMaxB + 1, kK, kN};
+      EXPECT_EQ(launch_forward(wide, f, d.workspace, d.workspace_bytes, nullptr, streaming), cudaErrorInvalidValue);
       EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, streaming), cudaErrorInvalidValue);
+      EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr,
+                               KernelChoice{GemmFamily::mma_sync, GemmFamily::automatic, GemmFamily::automatic, Streaming::on}),
+                cudaErrorInvalidValue);
     }
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     for (auto [ptr, n] : {std::pair{d.out, bytes}, std::pair{d.grad_weight, std::size_t(kN) * kK * elem(s)}}) {

@@ -23,6 +23,7 @@
 #include <cuda_runtime.h>
 
 #include "adaln_mod_projection_device.cuh"
+#include "adaln_mod_projection_launch.hpp"
 
 namespace rlk::cuda::qwenimage::fp32_stream {
 namespace {
@@ -253,36 +254,21 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       partial[(static_cast<std::int64_t>(slice) * B + b) * kK + k0 + t] = acc[b];
 }
 
-// Dynamic shared memory above 48 KB needs the kernel's limit raised: once per device and
-// kernel (a host-side attribute call; nothing is synchronized).
-template <class Kernel>
-cudaError_t allow_smem(Kernel* kernel, std::size_t bytes, std::array<std::atomic<bool>, 64>& raised) {
-  int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return err;
-  const bool cacheable = device >= 0 && device < 64;
-  if (cacheable && raised[device].load(std::memory_order_acquire)) return cudaSuccess;
-  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(bytes));
-  if (err == cudaSuccess && cacheable) raised[device].store(true, std::memory_order_release);
-  return err;
-}
-
 template <int BT>
 cudaError_t forward_bt(int B, const float* temb, const float* weight, const float* bias, float* out,
                        cudaStream_t stream) {
-  static std::array<std::atomic<bool>, 64> raised{};
+  static std::array<std::atomic<bool>, launch::kCachedDevices> raised{};
   constexpr std::size_t smem = sizeof(FwdSmem);
-  if (cudaError_t err = allow_smem(forward_kernel<BT>, smem, raised); err != cudaSuccess) return err;
+  if (cudaError_t err = launch::allow_smem(forward_kernel<BT>, smem, raised); err != cudaSuccess) return err;
   forward_kernel<BT><<<kN / kFwdRows, kFwdThreads, smem, stream>>>(temb, weight, bias, out, B);
   return cudaGetLastError();
 }
 
 template <int BT>
 cudaError_t backward_bt(int B, const BackwardTensors& t, float* partial, cudaStream_t stream) {
-  static std::array<std::atomic<bool>, 64> raised{};
+  static std::array<std::atomic<bool>, launch::kCachedDevices> raised{};
   constexpr std::size_t smem = sizeof(BwdSmem);
-  if (cudaError_t err = allow_smem(backward_kernel<BT>, smem, raised); err != cudaSuccess) return err;
+  if (cudaError_t err = launch::allow_smem(backward_kernel<BT>, smem, raised); err != cudaSuccess) return err;
   backward_kernel<BT><<<dim3(kK / kBwdCols, kSplitN), kBwdThreads, smem, stream>>>(
       static_cast<const float*>(t.temb), static_cast<const float*>(t.weight),
       static_cast<const float*>(t.grad_out), partial, static_cast<float*>(t.grad_weight),
@@ -293,20 +279,9 @@ cudaError_t backward_bt(int B, const BackwardTensors& t, float* partial, cudaStr
 }  // namespace
 
 cudaError_t fits_current_device(bool* fits) {
-  static std::array<std::atomic<int>, 64> known{};  // 0 unknown, 1 no, 2 yes
-  int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return err;
-  const bool cacheable = device >= 0 && device < 64;
-  int state = cacheable ? known[device].load(std::memory_order_relaxed) : 0;
-  if (state == 0) {
-    int optin = 0;
-    err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-    if (err != cudaSuccess) return err;
-    state = static_cast<std::size_t>(optin) >= std::max(sizeof(FwdSmem), sizeof(BwdSmem)) ? 2 : 1;
-    if (cacheable) known[device].store(state, std::memory_order_relaxed);
-  }
-  *fits = state == 2;
+  std::size_t optin = 0;
+  if (const cudaError_t err = launch::smem_per_block_optin(&optin); err != cudaSuccess) return err;
+  *fits = optin >= std::max(sizeof(FwdSmem), sizeof(BwdSmem));
   return cudaSuccess;
 }
 

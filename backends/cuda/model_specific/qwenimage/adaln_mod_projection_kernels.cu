@@ -8,9 +8,10 @@
 // lie beyond B; neither changes the accumulation sequence of a valid element.
 //
 // The bf16 GEMMs exist twice: mma.sync here (every architecture) and wgmma in
-// adaln_mod_projection_sm90.cu (sm_90a); which runs may depend on B (resolve_bf16() below) because
-// both give the same bytes: each element is the same chain of k16 tensor-core steps into one
-// FP32 accumulator (tests/cuda/test_kernel_paths.cpp checks it).
+// adaln_mod_projection_sm90.cu (sm_90a), and for the forward at B <= 8 a third time as the
+// streaming kernel of adaln_mod_projection_bf16_stream.cu; which runs may depend on B
+// (resolve_bf16() below) because all give the same bytes: each element is the same chain of k16
+// tensor-core steps into one FP32 accumulator (tests/cuda/test_kernel_paths.cpp checks it).
 // The fp32 path likewise has two implementations, the tiled CUDA-core GEMMs below (simt::)
 // and, for B <= 16, the streaming kernels of adaln_mod_projection_fp32_stream.cu, which evaluate
 // the same FMA chains (tests/cuda/test_kernel_paths.cpp compares them).
@@ -29,6 +30,7 @@
 //   grad_b    gb[n]    over b in kBiasChunk-row chunks (see grad_bias_kernel), compensated.
 // Every output is rounded to storage exactly once, at the end (round-to-nearest-even).
 #include "adaln_mod_projection_kernels.hpp"
+#include "adaln_mod_projection_bf16_stream.hpp"
 #include "adaln_mod_projection_device.cuh"
 #include "adaln_mod_projection_fp32_stream.hpp"
 #include "adaln_mod_projection_sm90.hpp"
@@ -240,26 +242,6 @@ struct Config {
   static constexpr std::size_t kSmemBytes =
       kPersistent ? kPipeBytes + kOutBytes : (kPipeBytes > kOutBytes ? kPipeBytes : kOutBytes);
 };
-
-__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
-}
-
-__device__ __forceinline__ void mma_bf16(float (&d)[4], const std::uint32_t (&a)[4],
-                                         std::uint32_t b0, std::uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 
 // Streams r-tiles of one operand (i-range [i0, i0 + rows_i)) into shared memory. The
 // per-thread source addresses are computed once per output tile; each r-tile then only adds
@@ -785,11 +767,27 @@ constexpr int kDTembWideFromB = 128;
 constexpr int kGradWWgmmaFromB = 64;  // below, the mma.sync grad_w overlaps its stores better
 constexpr int kGradWCooperativeFromB = 1025;  // up to 1024 rows, ping-pong hides the epilogue
 
+// bf16 forward: the streaming kernel up to this batch size where the device fits it (measured on
+// an H200, docs/notes/cuda-kernels.md). Speed only: the bytes are the same either way.
+constexpr int kBf16StreamingForwardUpToB = bf16_stream::kMaxB;
+
+enum class Direction { forward, backward };
+
 // Resolves the bf16 `automatic` choices for batch size B on the current device; refuses a
-// forced wgmma choice where the wgmma GEMMs cannot run, and forced streaming (bf16 has no
-// streaming kernels).
-cudaError_t resolve_bf16(KernelChoice* g, int B) {
-  if (g->streaming == Streaming::on) return cudaErrorInvalidValue;  // fp32 only
+// forced wgmma choice where the wgmma GEMMs cannot run, and forced streaming where bf16 has no
+// streaming kernel (the backward, B > bf16_stream::kMaxB, together with a forced forward GEMM:
+// cudaErrorInvalidValue; a device without the shared memory it needs: cudaErrorNotSupported).
+cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
+  if (g->streaming != Streaming::off) {
+    const bool applies = direction == Direction::forward && B <= bf16_stream::kMaxB &&
+                         g->forward == GemmFamily::automatic;
+    if (g->streaming == Streaming::on && !applies) return cudaErrorInvalidValue;
+    bool fits = false;
+    if (const cudaError_t err = bf16_stream::fits_current_device(&fits); err != cudaSuccess) return err;
+    if (g->streaming == Streaming::on && !fits) return cudaErrorNotSupported;
+    if (g->streaming == Streaming::automatic)
+      g->streaming = applies && fits && B <= kBf16StreamingForwardUpToB ? Streaming::on : Streaming::off;
+  }
   bool usable = false;
   if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
   for (GemmFamily* f : {&g->forward, &g->grad_temb, &g->grad_weight}) {
@@ -842,10 +840,12 @@ sm90::BatchTile tile_of(GemmFamily f) {
 template <class T>
 cudaError_t forward_impl(int B, const ForwardTensors& t, void* ws, const KernelChoice& choice,
                          cudaStream_t stream) {
-  if constexpr (sizeof(T) == 4) {
-    if (choice.streaming == Streaming::on)  // computes SiLU itself
+  if (choice.streaming == Streaming::on) {  // the streaming kernels compute SiLU themselves
+    if constexpr (sizeof(T) == 4)
       return fp32_stream::forward(B, static_cast<const float*>(t.temb), static_cast<const float*>(t.weight),
                                   static_cast<const float*>(t.bias), static_cast<float*>(t.out), stream);
+    else
+      return bf16_stream::forward(B, t.temb, t.weight, t.bias, t.out, stream);
   }
   cudaError_t err = launch_silu<T>(t.temb, ws, B, stream);
   if (err != cudaSuccess) return err;
@@ -908,7 +908,7 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   gw.out = t.grad_weight;
   gw.B = B;
 
-  if (choice.streaming == Streaming::on) {
+  if (sizeof(T) == 4 && choice.streaming == Streaming::on) {
     err = fp32_stream::backward_products(B, t, partial, stream);
   } else if constexpr (sizeof(T) == 2) {
     err = choice.grad_temb == GemmFamily::mma_sync
@@ -977,7 +977,7 @@ cudaError_t launch_forward(const Problem& problem, const ForwardTensors& tensors
       return err;
     return forward_impl<float>(B, tensors, workspace, choice, stream);
   }
-  if (const cudaError_t err = resolve_bf16(&choice, B); err != cudaSuccess) return err;
+  if (const cudaError_t err = resolve_bf16(&choice, B, Direction::forward); err != cudaSuccess) return err;
   return forward_impl<bf16>(B, tensors, workspace, choice, stream);
 }
 
@@ -990,7 +990,7 @@ cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tenso
   if (B > 0) {
     cudaError_t err = cudaSuccess;
     if (problem.storage == Storage::bfloat16) {
-      err = resolve_bf16(&choice, B);
+      err = resolve_bf16(&choice, B, Direction::backward);
     } else {
       err = resolve_fp32(&choice, B, kFp32StreamingBackwardUpToB);
     }

@@ -51,11 +51,12 @@ struct BackwardTensors {
 // 32 / 128) apply to forward and grad_temb; wgmma_wide (cooperative) / wgmma_pingpong to
 // grad_weight; any other combination is refused with cudaErrorInvalidValue.
 enum class GemmFamily { automatic, mma_sync, wgmma_narrow, wgmma_wide, wgmma_pingpong };
-// fp32 (`streaming`): the tiled CUDA-core GEMMs (`off`, any B) or the streaming kernels (`on`,
-// B <= fp32_stream::kMaxB, on devices with the shared memory they need; tests/cuda/
-// test_kernel_paths.cpp compares the two). `on` is refused with cudaErrorInvalidValue at a
-// larger B or for bf16 (which has no streaming kernels), with cudaErrorNotSupported on a device
-// without that shared memory.
+// `streaming`: the streaming kernels for small batches where they exist (fp32 forward and
+// backward for B <= fp32_stream::kMaxB, bf16 forward for B <= bf16_stream::kMaxB), on devices
+// with the shared memory they need; `off` runs the tiled GEMMs (fp32) or the GEMM families
+// above (bf16). tests/cuda/test_kernel_paths.cpp compares them. `on` is refused with
+// cudaErrorInvalidValue where no streaming kernel applies (a larger B, the bf16 backward, a
+// forced bf16 forward family), with cudaErrorNotSupported on a device without that memory.
 enum class Streaming { automatic, off, on };
 struct KernelChoice {
   GemmFamily forward = GemmFamily::automatic;

@@ -290,7 +290,7 @@ struct Timing {
   int B;
   double fwd, fwdbwd, cub_fwd, cub_fwdbwd;
   double gemm_fwd[3] = {}, gemm_bwd_dt[3] = {}, gemm_bwd_gw = 0, gemm_bwd_gw_pp = 0;
-  double stream_fwd[2] = {}, stream_fwdbwd[2] = {};  // fp32 streaming off, on (B <= 16)
+  double stream_fwd[2] = {}, stream_fwdbwd[2] = {};  // streaming off, on (fp32 B <= 16; bf16 B <= 8, fwd)
 };
 
 double median(std::vector<float> v) {
@@ -365,15 +365,17 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
         run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0);
         run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0);
       });
-      if (f32 && g_compare && B <= 16) {
+      if (g_compare && B <= (f32 ? 16 : 8)) {
+        // fp32: forward and backward streaming; bf16: the forward (the backward has none).
         const KernelChoice saved = g_choice;
         for (int f = 0; f < 2; ++f) {
           g_choice.streaming = f == 0 ? Streaming::off : Streaming::on;
           t.stream_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
-          t.stream_fwdbwd[f] = time_it([&](int s) {
-            run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0);
-            run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0);
-          });
+          if (f32)
+            t.stream_fwdbwd[f] = time_it([&](int s) {
+              run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0);
+              run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0);
+            });
         }
         g_choice = saved;
       }
@@ -724,6 +726,29 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     g_choice = saved;
   }
 
+  // ---- the bf16 streaming forward, byte for byte against mma.sync, at every B it takes
+  if (!f32 && g_compare) {
+    const KernelChoice saved = g_choice;
+    const GemmFamily mma = GemmFamily::mma_sync;
+    for (int B = 1; B <= 8; ++B) {
+      g_choice = KernelChoice{mma, mma, mma, Streaming::off};
+      poison<T>(b);
+      run_fwd<T>(b, B, b.temb[0], b.w[0], b.bias[0], 0);
+      CK(cudaDeviceSynchronize());
+      const auto reference = to_host<T>(b.out, std::size_t(B) * N);
+      g_choice = KernelChoice{GemmFamily::automatic, mma, mma, Streaming::on};
+      poison<T>(b);
+      run_fwd<T>(b, B, b.temb[0], b.w[0], b.bias[0], 0);
+      CK(cudaDeviceSynchronize());
+      const std::size_t diff = differing<T>(reference, to_host<T>(b.out, std::size_t(B) * N));
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "bf16 B=%d y: streaming forward bytes equal mma.sync (%zu of %zu differ)", B, diff,
+                    reference.size() / sizeof(T));
+      report(diff == 0, buf);
+    }
+    g_choice = saved;
+  }
+
   // ---- the fp32 streaming kernels, byte for byte against the tiled ones, at every B they take
   if (f32 && g_compare) {
     const KernelChoice saved = g_choice;
@@ -816,11 +841,12 @@ int main(int argc, char** argv) {
                   t.gemm_bwd_dt[2], t.gemm_bwd_gw, t.gemm_bwd_gw_pp);
   }
   if (g_compare) {
-    std::printf("\nfp32 streaming off / on (ms, median of 25)\n");
-    for (const auto& t : t32)
-      if (t.B <= 16)
-        std::printf("fp32 B %5d | fwd %8.4f %8.4f | fwd+bwd %8.4f %8.4f\n", t.B, t.stream_fwd[0], t.stream_fwd[1],
-                    t.stream_fwdbwd[0], t.stream_fwdbwd[1]);
+    std::printf("\nstreaming off / on (ms, median of 25; bf16: forward only)\n");
+    for (const auto* tv : {&t16, &t32})
+      for (const auto& t : *tv)
+        if (t.B <= (tv == &t32 ? 16 : 8))
+          std::printf("%s B %5d | fwd %8.4f %8.4f | fwd+bwd %8.4f %8.4f\n", tv == &t16 ? "bf16" : "fp32", t.B,
+                      t.stream_fwd[0], t.stream_fwd[1], t.stream_fwdbwd[0], t.stream_fwdbwd[1]);
   }
   std::printf("\nfailures: %d\n", g_failures);
   return g_failures == 0 ? 0 : 1;
