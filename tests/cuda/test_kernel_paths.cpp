@@ -16,6 +16,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "rlk/bfloat16.hpp"
+
 #include "adaln_mod_projection_bf16_stream.hpp"
 #include "adaln_mod_projection_fp32_stream.hpp"
 #include "adaln_mod_projection_kernels.hpp"
@@ -30,25 +32,21 @@ constexpr int kN = 18432;
 constexpr int kMaxB = 2048;
 constexpr int kZeroTailFrom = fp32_stream::kMaxB;  // dy rows from here on are zero in `grad_out_zero_tail`
 
-std::uint16_t bf16_bits(float v) {  // round to nearest even (inputs are finite)
-  std::uint32_t u;
-  std::memcpy(&u, &v, 4);
-  return static_cast<std::uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
+std::size_t elem(Storage s) { return s == Storage::float32 ? 4 : 2; }
 
 // Storage bytes of n values drawn from N(0, stddev^2).
 std::vector<unsigned char> random_values(Storage storage, std::size_t n, float stddev, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> dist(0.0f, stddev);
-  const std::size_t es = storage == Storage::float32 ? 4 : 2;
+  const std::size_t es = elem(storage);
   std::vector<unsigned char> v(n * es);
   for (std::size_t i = 0; i < n; ++i) {
     const float x = dist(rng);
-    if (es == 4) {
+    if (storage == Storage::float32) {
       std::memcpy(&v[4 * i], &x, 4);
     } else {
-      const std::uint16_t b = bf16_bits(x);
-      std::memcpy(&v[2 * i], &b, 2);
+      const rlk::bfloat16 b = rlk::to_bfloat16(x);
+      std::memcpy(&v[2 * i], &b.bits, 2);
     }
   }
   return v;
@@ -67,8 +65,6 @@ struct Device {
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
 };
-
-std::size_t elem(Storage s) { return s == Storage::float32 ? 4 : 2; }
 
 class KernelPaths : public ::testing::Test {
  protected:
