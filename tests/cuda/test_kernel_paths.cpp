@@ -4,7 +4,8 @@
 // same bytes. This checks that claim directly
 // on the kernels: each implementation, forced, against one reference implementation, byte for
 // byte, for every output, at batch sizes on both sides of each switch point; outputs are
-// poisoned before every run.
+// poisoned before every run. It also checks that the kernels' overlapped launches keep the
+// order of the stream they are launched on.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -268,6 +269,54 @@ TEST_F(KernelPaths, Fp32BytesHoldAcrossTheSwitchesFromStreamingToTiled) {
     for (int o : {2, 3})
       EXPECT_EQ(differing_elements(below[o], above[o], 4), 0u) << kNames[o] << ", " << small << " -> " << big << " rows";
   }
+}
+
+// Every kernel may start while the one before it in the stream is finishing (programmatic
+// dependent launch) and waits for it on the device before touching memory. A backward whose dy
+// is the output of the forward launched just before it, with no host synchronization between
+// them, must give the bytes of the same backward run after a synchronization; the two calls also
+// share the workspace (the forward's SiLU buffer is rewritten by the backward). The batch sizes
+// cover every kernel family of both dtypes.
+TEST_F(KernelPaths, ABackwardLaunchedRightAfterTheForwardReadsWhatTheForwardWrote) {
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  for (Storage s : {Storage::float32, Storage::bfloat16}) {
+    for (int B : {1, 8, 16, 64, 300}) {
+      const Device& d = dev(s);
+      const std::size_t es = elem(s);
+      const Problem p{s, B, kK, kN};
+      const ForwardTensors f{d.temb, d.weight, d.bias, d.out};
+      const BackwardTensors b{d.temb, d.weight, d.out, d.grad_temb, d.grad_weight, d.grad_bias};
+      const std::pair<void*, std::size_t> grads[] = {{d.grad_temb, std::size_t(B) * kK * es},
+                                                     {d.grad_weight, std::size_t(kN) * kK * es},
+                                                     {d.grad_bias, std::size_t(kN) * es}};
+      auto pass = [&](bool synchronize_between) {
+        // Poisoned: a backward that read dy before the forward wrote it would see NaN.
+        EXPECT_EQ(cudaMemsetAsync(d.out, 0xFF, std::size_t(B) * kN * es, stream), cudaSuccess);
+        for (auto [ptr, bytes] : grads) EXPECT_EQ(cudaMemsetAsync(ptr, 0xFF, bytes, stream), cudaSuccess);
+        EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, stream, {}), cudaSuccess);
+        if (synchronize_between) EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+        EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, stream, {}), cudaSuccess);
+        EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+        std::vector<std::vector<unsigned char>> host;
+        for (auto [ptr, bytes] : grads) {
+          std::vector<unsigned char> h(bytes);
+          EXPECT_EQ(cudaMemcpy(h.data(), ptr, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+          host.push_back(std::move(h));
+        }
+        return host;
+      };
+      const auto chained = pass(false);
+      const auto separated = pass(true);
+      for (std::size_t o = 0; o < chained.size(); ++o) {
+        EXPECT_EQ(poison_left(chained[o], es), 0u) << kNames[o + 1] << " not fully written, B = " << B;
+        EXPECT_EQ(differing_elements(separated[o], chained[o], es), 0u)
+            << kNames[o + 1] << ", " << (s == Storage::float32 ? "fp32" : "bf16") << " B = " << B
+            << ": the backward launched right after the forward differs from the one run after a synchronization";
+      }
+    }
+  }
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {

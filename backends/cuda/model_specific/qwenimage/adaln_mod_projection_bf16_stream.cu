@@ -9,8 +9,6 @@
 // same ldmatrix forms as there; batch columns past B hold zeros and are not stored.
 #include "adaln_mod_projection_bf16_stream.hpp"
 
-#include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -53,25 +51,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int n0 = blockIdx.x * kRows;
   const bf16* w_rows = W + static_cast<std::int64_t>(n0) * kK;
 
-  constexpr int kChunksPerRow = kStep / 8;
-  constexpr int kWChunks = kRows * kChunksPerRow;
-  static_assert(kWChunks % kThreads == 0);
   auto issue = [&](int step) {
     if (step < kSteps) {
       const int slot = step % kStages;
       const int k0 = step * kStep;
-#pragma unroll
-      for (int i = 0; i < kWChunks / kThreads; ++i) {
-        const int idx = i * kThreads + t;
-        const int r = idx / kChunksPerRow;
-        const int c = idx % kChunksPerRow;
-        cp_async16(&sm.w[slot][r][c * 8], w_rows + static_cast<std::int64_t>(r) * kK + k0 + c * 8);
-      }
-      for (int idx = t; idx < B * kChunksPerRow; idx += kThreads) {
-        const int b = idx / kChunksPerRow;
-        const int c = idx % kChunksPerRow;
-        cp_async16(&sm.s[slot][b][c * 8], temb + static_cast<std::int64_t>(b) * kK + k0 + c * 8);
-      }
+      stage_tile<kRows, kStep, kPitch, kThreads, kK>(&sm.w[slot][0][0], w_rows + k0, t);
+      stage_rows<kStep, kPitch, kThreads, kK>(&sm.s[slot][0][0], temb + k0, B, t);
     }
     cp_async_commit();  // an empty group past the end keeps the wait count uniform
   };
@@ -82,6 +67,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int rest = idx % ((kSRows - B) * kPitch);
     sm.s[slot][B + rest / kPitch][rest % kPitch] = round_to<bf16>(0.0f);
   }
+  await_prior_grids();
 #pragma unroll
   for (int step = 0; step < kStages - 1; ++step) issue(step);
 
@@ -109,6 +95,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
 
+  release_dependent_grids();
   // acc[half * 2 + q]: row n = 16 warp + g + 8 half, batch column b = 2 tq + q.
   const int g = lane >> 2;
   const int tq = lane & 3;
@@ -125,8 +112,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   cp_async_wait<0>();
 }
 
-std::array<std::atomic<bool>, launch::kCachedDevices> g_smem_raised{};
-
 }  // namespace
 
 cudaError_t fits_current_device(bool* fits) {
@@ -140,11 +125,10 @@ cudaError_t forward(int B, const void* temb, const void* weight, const void* bia
                     cudaStream_t stream) {
   if (B < 1 || B > kMaxB) return cudaErrorInvalidValue;
   constexpr std::size_t smem = sizeof(Smem);
-  if (const cudaError_t err = launch::allow_smem(forward_kernel, smem, g_smem_raised); err != cudaSuccess)
-    return err;
-  forward_kernel<<<kN / kRows, kThreads, smem, stream>>>(static_cast<const bf16*>(temb), static_cast<const bf16*>(weight),
-                                                          static_cast<const bf16*>(bias), static_cast<bf16*>(out), B);
-  return cudaGetLastError();
+  if (const cudaError_t err = launch::allow_smem<forward_kernel>(smem); err != cudaSuccess) return err;
+  return launch::kernel<forward_kernel>(kN / kRows, kThreads, smem, stream, static_cast<const bf16*>(temb),
+                                        static_cast<const bf16*>(weight), static_cast<const bf16*>(bias),
+                                        static_cast<bf16*>(out), B);
 }
 
 }  // namespace rlk::cuda::qwenimage::bf16_stream

@@ -69,7 +69,7 @@ __device__ __forceinline__ void fold_bias_group(float& hi, float& lo, float grou
 }
 
 // grad_bias of one column, B <= kBiasGroups * kBiasChunk (each group then holds at most one
-// chunk): grad_bias_kernel's arithmetic for that case, in one thread. Group g's chunk is rows
+// chunk): grad_bias_block's arithmetic for that case, in one thread. Group g's chunk is rows
 // g * kBiasChunk .. summed from 0 in row order and folded into (0, 0); the groups' pairs are
 // folded in ascending group order. Rows are column[b * stride], b < B.
 template <class T>
@@ -97,6 +97,25 @@ __device__ __forceinline__ T grad_bias_of_column(const T* column, int stride, in
   return round_to<T>(two_sum_value(hi, lo));
 }
 
+// Programmatic dependent launch (launch::kernel). Every kernel launched that way calls
+// await_prior_grids() before its first global-memory access (only shared-memory setup may come
+// first): it returns once the grids before it in the stream have completed and their memory is
+// visible. release_dependent_grids() lets the next grid's blocks be placed on the SMs, where they
+// wait in their own await_prior_grids(); kernels call it once their main loop is done (placed
+// earlier, waiting blocks were measured to slow the FP32 tiled GEMMs that shared their SMs), or
+// never, and then the next grid is placed when this one ends. Neither changes what is computed.
+// Before compute capability 9.0 launch::kernel launches plainly and both are empty.
+__device__ __forceinline__ void await_prior_grids() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void release_dependent_grids() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -111,6 +130,37 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int n>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(n));
+}
+
+// The streaming kernels' stage loads: a tile of a row-major matrix with kLd elements per row
+// into shared memory (row pitch kPitch elements), as 16-byte cp.async chunks spread over the
+// kThreads threads of the block (`t` is the caller's thread index). Rows `rows` .. of the
+// destination are left as they are. (The row stride is a compile-time constant, so each chunk's
+// address is one multiply-add, as written out by hand.)
+template <int kCols, int kPitch, int kThreads, std::int64_t kLd, class T>
+__device__ __forceinline__ void stage_rows(T* dst, const T* src, int rows, int t) {
+  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
+  constexpr int kChunksPerRow = kCols / kPerChunk;
+  static_assert(kCols % kPerChunk == 0);
+  for (int idx = t; idx < rows * kChunksPerRow; idx += kThreads) {
+    const int r = idx / kChunksPerRow;
+    const int c = idx % kChunksPerRow;
+    cp_async16(dst + r * kPitch + c * kPerChunk, src + r * kLd + c * kPerChunk);
+  }
+}
+// The same for a tile of kRows rows that the kThreads threads divide evenly (unrolled).
+template <int kRows, int kCols, int kPitch, int kThreads, std::int64_t kLd, class T>
+__device__ __forceinline__ void stage_tile(T* dst, const T* src, int t) {
+  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
+  constexpr int kChunksPerRow = kCols / kPerChunk;
+  static_assert(kCols % kPerChunk == 0 && kRows * kChunksPerRow % kThreads == 0);
+#pragma unroll
+  for (int i = 0; i < kRows * kChunksPerRow / kThreads; ++i) {
+    const int idx = i * kThreads + t;
+    const int r = idx / kChunksPerRow;
+    const int c = idx % kChunksPerRow;
+    cp_async16(dst + r * kPitch + c * kPerChunk, src + r * kLd + c * kPerChunk);
+  }
 }
 
 // Tensor-core primitives of the bf16 kernels (mma.sync m16n8k16 bf16 x bf16 -> fp32): every

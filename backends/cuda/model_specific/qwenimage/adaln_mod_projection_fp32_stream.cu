@@ -5,18 +5,17 @@
 //   y[b,n]         acc = 0; acc = fmaf(W[n,k], s[b,k], acc) for k = 0 .. 3071; y = acc + bias[n].
 //   partial[j,b,k] acc = 0; acc = fmaf(W[n,k], dy[b,n], acc) for n ascending in slice j.
 //   s[b,k]         round_to<float>(silu_f32(temb[b,k])), as silu_kernel.
-//   gb[n]          as grad_bias_kernel (grad_bias_of_column: the same arithmetic in one thread).
+//   gb[n]          as grad_bias_block (grad_bias_of_column: the same arithmetic in one thread).
 //   gw[n,k]        one compensated chunk (B <= kFp32GradWChunk): acc = 0;
 //                  acc = fmaf(dy[b,n], s[b,k], acc) for b = 0 .. kFp32GradWChunk - 1, rows
 //                  b >= B being zero-filled; then (hi, lo) = TwoSum(0, 0) + acc; gw = value.
 // A zero-filled row is fmaf(0, 0, acc) = acc + (+0): it changes only a -0 into +0, and a second
-// one changes nothing, so the rows B .. kFp32GradWChunk - 1 are applied as one such step.
+// one changes nothing, so the rows B .. kFp32GradWChunk - 1 may be applied as any number >= 1 of
+// such steps: here the kernel's zero rows B .. BT - 1, then one more whenever B < the chunk.
 // Only which thread evaluates an element, and when its operands arrive, differ from simt::.
 #include "adaln_mod_projection_fp32_stream.hpp"
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -49,7 +48,7 @@ struct FwdSmem {
 };
 
 // BT: rows of accumulators the kernel carries (B <= BT); instantiated for 1, 4, 8 and 16 so
-// that a small batch issues no instructions for rows it does not have.
+// that a small batch issues instructions for at most BT rows.
 template <int BT>
 __global__ void __launch_bounds__(kFwdThreads, 1)
     forward_kernel(const float* __restrict__ temb, const float* __restrict__ W,
@@ -60,25 +59,12 @@ __global__ void __launch_bounds__(kFwdThreads, 1)
   const int n0 = blockIdx.x * kFwdRows;
   const float* w_rows = W + static_cast<std::int64_t>(n0) * kK;
 
-  constexpr int kChunksPerRow = kFwdStep / 4;
-  constexpr int kWChunks = kFwdRows * kChunksPerRow;
-  static_assert(kWChunks % kFwdThreads == 0);
   auto issue = [&](int step) {
     if (step < kFwdSteps) {
       const int slot = step % kFwdStages;
       const int k0 = step * kFwdStep;
-#pragma unroll
-      for (int i = 0; i < kWChunks / kFwdThreads; ++i) {
-        const int idx = i * kFwdThreads + t;
-        const int r = idx / kChunksPerRow;
-        const int c = idx % kChunksPerRow;
-        cp_async16(&sm.w[slot][r][c * 4], w_rows + static_cast<std::int64_t>(r) * kK + k0 + c * 4);
-      }
-      for (int idx = t; idx < B * kChunksPerRow; idx += kFwdThreads) {
-        const int b = idx / kChunksPerRow;
-        const int c = idx % kChunksPerRow;
-        cp_async16(&sm.s[slot][b][c * 4], temb + static_cast<std::int64_t>(b) * kK + k0 + c * 4);
-      }
+      stage_tile<kFwdRows, kFwdStep, kFwdPitch, kFwdThreads, kK>(&sm.w[slot][0][0], w_rows + k0, t);
+      stage_rows<kFwdStep, kFwdStep, kFwdThreads, kK>(&sm.s[slot][0][0], temb + k0, B, t);
     }
     cp_async_commit();  // an empty group past the end keeps the wait count uniform
   };
@@ -86,7 +72,14 @@ __global__ void __launch_bounds__(kFwdThreads, 1)
   float acc[BT];
 #pragma unroll
   for (int b = 0; b < BT; ++b) acc[b] = 0.0f;
+  // Rows B .. BT - 1 of every s stage: zeros, never loaded (see the FMA loop below).
+  for (int idx = t; idx < kFwdStages * (BT - B) * kFwdStep; idx += kFwdThreads) {
+    const int slot = idx / ((BT - B) * kFwdStep);
+    const int rest = idx % ((BT - B) * kFwdStep);
+    sm.s[slot][B + rest / kFwdStep][rest % kFwdStep] = 0.0f;
+  }
 
+  await_prior_grids();
 #pragma unroll
   for (int step = 0; step < kFwdStages - 1; ++step) issue(step);
   for (int step = 0; step < kFwdSteps; ++step) {
@@ -99,21 +92,23 @@ __global__ void __launch_bounds__(kFwdThreads, 1)
       v = round_to<float>(silu_f32(v));
     }
     __syncthreads();  // s of this stage complete
+    // All BT rows, the zero rows past B too (their accumulators are never stored): one fixed
+    // instruction stream. Skipping them with per-row branches compiled, after an unrelated edit,
+    // into unbatched loads that took twice as long at B = 3 (measured on the H200).
 #pragma unroll 2
     for (int kk = 0; kk < kFwdStep; kk += 4) {
       const float4 w = *reinterpret_cast<const float4*>(&sm.w[slot][t][kk]);
 #pragma unroll
       for (int b = 0; b < BT; ++b) {
-        if (BT == 1 || b < B) {
-          const float4 s = *reinterpret_cast<const float4*>(&sm.s[slot][b][kk]);
-          acc[b] = fmaf(w.x, s.x, acc[b]);
-          acc[b] = fmaf(w.y, s.y, acc[b]);
-          acc[b] = fmaf(w.z, s.z, acc[b]);
-          acc[b] = fmaf(w.w, s.w, acc[b]);
-        }
+        const float4 s = *reinterpret_cast<const float4*>(&sm.s[slot][b][kk]);
+        acc[b] = fmaf(w.x, s.x, acc[b]);
+        acc[b] = fmaf(w.y, s.y, acc[b]);
+        acc[b] = fmaf(w.z, s.z, acc[b]);
+        acc[b] = fmaf(w.w, s.w, acc[b]);
       }
     }
   }
+  release_dependent_grids();
   const float bn = bias[n0 + t];
 #pragma unroll
   for (int b = 0; b < BT; ++b)
@@ -152,30 +147,26 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
   const int n_begin = slice * kSliceRows;
 
   constexpr int kChunksPerRow = kBwdCols / 4;
-  constexpr int kWChunks = kBwdRows * kChunksPerRow;
-  constexpr int kDyChunksPerRow = kBwdRows / 4;
-  static_assert(kWChunks % kBwdThreads == 0);
   auto issue = [&](int step) {
     if (step < kBwdSteps) {
       const int slot = step % kBwdStages;
       const int n0 = n_begin + step * kBwdRows;
-#pragma unroll
-      for (int i = 0; i < kWChunks / kBwdThreads; ++i) {
-        const int idx = i * kBwdThreads + t;
-        const int r = idx / kChunksPerRow;
-        const int c = idx % kChunksPerRow;
-        cp_async16(&sm.w[slot][r][c * 4], W + static_cast<std::int64_t>(n0 + r) * kK + k0 + c * 4);
-      }
-      if (t < B * kDyChunksPerRow) {
-        const int b = t / kDyChunksPerRow;
-        const int c = t % kDyChunksPerRow;
-        cp_async16(&sm.dy[slot][b][c * 4], dy + static_cast<std::int64_t>(b) * kN + n0 + c * 4);
-      }
+      stage_tile<kBwdRows, kBwdCols, kBwdCols, kBwdThreads, kK>(&sm.w[slot][0][0],
+                                                              W + static_cast<std::int64_t>(n0) * kK + k0, t);
+      stage_rows<kBwdRows, kBwdRows, kBwdThreads, kN>(&sm.dy[slot][0][0], dy + n0, B, t);
     }
     cp_async_commit();
   };
-  static_assert(kMaxB * kDyChunksPerRow <= kBwdThreads);
 
+  // Rows B .. BT - 1 of every dy stage and of s: zeros, never loaded (see the loops below).
+  for (int idx = t; idx < kBwdStages * (BT - B) * kBwdRows; idx += kBwdThreads) {
+    const int slot = idx / ((BT - B) * kBwdRows);
+    const int rest = idx % ((BT - B) * kBwdRows);
+    sm.dy[slot][B + rest / kBwdRows][rest % kBwdRows] = 0.0f;
+  }
+  for (int b = B; b < BT; ++b) sm.s[b][t] = 0.0f;
+
+  await_prior_grids();
 #pragma unroll
   for (int step = 0; step < kBwdStages - 1; ++step) issue(step);
   // s = round_to<float>(silu(temb)) for this CTA's columns: the same function as silu_kernel.
@@ -206,14 +197,12 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       const float w2 = sm.w[slot][nn + 2][t];
       const float w3 = sm.w[slot][nn + 3][t];
 #pragma unroll
-      for (int b = 0; b < BT; ++b) {
-        if (BT == 1 || b < B) {
-          const float4 d = *reinterpret_cast<const float4*>(&sm.dy[slot][b][nn]);
-          acc[b] = fmaf(w0, d.x, acc[b]);
-          acc[b] = fmaf(w1, d.y, acc[b]);
-          acc[b] = fmaf(w2, d.z, acc[b]);
-          acc[b] = fmaf(w3, d.w, acc[b]);
-        }
+      for (int b = 0; b < BT; ++b) {  // all BT rows, as in the forward
+        const float4 d = *reinterpret_cast<const float4*>(&sm.dy[slot][b][nn]);
+        acc[b] = fmaf(w0, d.x, acc[b]);
+        acc[b] = fmaf(w1, d.y, acc[b]);
+        acc[b] = fmaf(w2, d.z, acc[b]);
+        acc[b] = fmaf(w3, d.w, acc[b]);
       }
     }
 
@@ -224,15 +213,13 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     for (int r = r0; r < kBwdRows; r += kRowGroups) {
       float g[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-      for (int b = 0; b < BT; ++b) {
-        if (BT == 1 || b < B) {
-          const float d = sm.dy[slot][b][r];
-          const float4 s = *reinterpret_cast<const float4*>(&sm.s[b][c4 * 4]);
-          g[0] = fmaf(d, s.x, g[0]);
-          g[1] = fmaf(d, s.y, g[1]);
-          g[2] = fmaf(d, s.z, g[2]);
-          g[3] = fmaf(d, s.w, g[3]);
-        }
+      for (int b = 0; b < BT; ++b) {  // rows B .. BT - 1 are zero-row steps (see the top)
+        const float d = sm.dy[slot][b][r];
+        const float4 s = *reinterpret_cast<const float4*>(&sm.s[b][c4 * 4]);
+        g[0] = fmaf(d, s.x, g[0]);
+        g[1] = fmaf(d, s.y, g[1]);
+        g[2] = fmaf(d, s.z, g[2]);
+        g[3] = fmaf(d, s.w, g[3]);
       }
       float v[4];
 #pragma unroll
@@ -248,6 +235,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
     }
   }
 
+  release_dependent_grids();
 #pragma unroll
   for (int b = 0; b < BT; ++b)
     if (BT == 1 || b < B)
@@ -257,23 +245,19 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
 template <int BT>
 cudaError_t forward_bt(int B, const float* temb, const float* weight, const float* bias, float* out,
                        cudaStream_t stream) {
-  static std::array<std::atomic<bool>, launch::kCachedDevices> raised{};
   constexpr std::size_t smem = sizeof(FwdSmem);
-  if (cudaError_t err = launch::allow_smem(forward_kernel<BT>, smem, raised); err != cudaSuccess) return err;
-  forward_kernel<BT><<<kN / kFwdRows, kFwdThreads, smem, stream>>>(temb, weight, bias, out, B);
-  return cudaGetLastError();
+  if (cudaError_t err = launch::allow_smem<forward_kernel<BT>>(smem); err != cudaSuccess) return err;
+  return launch::kernel<forward_kernel<BT>>(kN / kFwdRows, kFwdThreads, smem, stream, temb, weight, bias, out, B);
 }
 
 template <int BT>
 cudaError_t backward_bt(int B, const BackwardTensors& t, float* partial, cudaStream_t stream) {
-  static std::array<std::atomic<bool>, launch::kCachedDevices> raised{};
   constexpr std::size_t smem = sizeof(BwdSmem);
-  if (cudaError_t err = launch::allow_smem(backward_kernel<BT>, smem, raised); err != cudaSuccess) return err;
-  backward_kernel<BT><<<dim3(kK / kBwdCols, kSplitN), kBwdThreads, smem, stream>>>(
-      static_cast<const float*>(t.temb), static_cast<const float*>(t.weight),
-      static_cast<const float*>(t.grad_out), partial, static_cast<float*>(t.grad_weight),
-      static_cast<float*>(t.grad_bias), B);
-  return cudaGetLastError();
+  if (cudaError_t err = launch::allow_smem<backward_kernel<BT>>(smem); err != cudaSuccess) return err;
+  return launch::kernel<backward_kernel<BT>>(
+      dim3(kK / kBwdCols, kSplitN), kBwdThreads, smem, stream, static_cast<const float*>(t.temb),
+      static_cast<const float*>(t.weight), static_cast<const float*>(t.grad_out), partial,
+      static_cast<float*>(t.grad_weight), static_cast<float*>(t.grad_bias), B);
 }
 
 }  // namespace

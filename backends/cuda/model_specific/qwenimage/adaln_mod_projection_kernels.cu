@@ -22,17 +22,18 @@
 //   forward   y[b,n]   over k, r-tile by r-tile, into one FP32 accumulator; + bias in FP32.
 //   d_temb    g[b,k]   over n: kSplitN fixed slices of N / kSplitN, each r-tile by r-tile;
 //                      FP32 partials in the workspace, combined in ascending slice order by
-//                      dtemb_combine_kernel, which also applies silu'.
+//                      dtemb_combine (in backward_finish_kernel), which also applies silu'.
 //   grad_w    gw[n,k]  over b in r-tile-row chunks starting at row 0 (a partial chunk is
 //                      zero-filled). bf16: the chunks accumulate in the MMA accumulator. fp32:
 //                      each chunk is summed in a fresh register and folded into a TwoSum
 //                      compensated (hi, lo) pair.
-//   grad_b    gb[n]    over b in kBiasChunk-row chunks (see grad_bias_kernel), compensated.
+//   grad_b    gb[n]    over b in kBiasChunk-row chunks (see grad_bias_block), compensated.
 // Every output is rounded to storage exactly once, at the end (round-to-nearest-even).
 #include "adaln_mod_projection_kernels.hpp"
 #include "adaln_mod_projection_bf16_stream.hpp"
 #include "adaln_mod_projection_device.cuh"
 #include "adaln_mod_projection_fp32_stream.hpp"
+#include "adaln_mod_projection_launch.hpp"
 #include "adaln_mod_projection_sm90.hpp"
 
 #include <algorithm>
@@ -55,8 +56,12 @@ using namespace device;
 // Eight consecutive elements per thread (count is a multiple of 8: K = 3072).
 constexpr int kSiluVec = 8;
 
+constexpr int kSiluThreads = 256;
+
 template <class T>
-__global__ void silu_kernel(const T* __restrict__ temb, T* __restrict__ s, std::int64_t count) {
+__global__ void __launch_bounds__(kSiluThreads) silu_kernel(const T* __restrict__ temb, T* __restrict__ s,
+                                                             std::int64_t count) {
+  await_prior_grids();
   const std::int64_t i =
       (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kSiluVec;
   if (i >= count) return;
@@ -70,11 +75,11 @@ __global__ void silu_kernel(const T* __restrict__ temb, T* __restrict__ s, std::
   *reinterpret_cast<Vec*>(s + i) = y;
 }
 
-// grad_temb[b,k] = round( (sum over slices ascending of partial[slice,b,k]) * silu'(temb) ).
+// grad_temb[b,k] = round( (sum over slices ascending of partial[slice,b,k]) * silu'(temb) ),
+// element i of the count = B * K.
 template <class T>
-__global__ void dtemb_combine_kernel(const float* __restrict__ partial, const T* __restrict__ temb,
-                                     T* __restrict__ grad_temb, std::int64_t count) {
-  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+__device__ __forceinline__ void dtemb_combine(const float* __restrict__ partial, const T* __restrict__ temb,
+                                              T* __restrict__ grad_temb, std::int64_t count, std::int64_t i) {
   if (i >= count) return;
   float g = partial[i];
 #pragma unroll
@@ -94,9 +99,12 @@ constexpr int kBiasVec = 8 / static_cast<int>(sizeof(T));  // bf16: 4 columns, f
 template <class T>
 constexpr int kBiasCols = kBiasThreadsPerGroup * kBiasVec<T>;  // columns per block
 
+constexpr int kBiasThreads = kBiasThreadsPerGroup * kBiasGroups;
+
+// The grad_bias of block `block`'s kBiasCols<T> columns (all kBiasThreads threads take part).
 template <class T>
-__global__ void __launch_bounds__(kBiasThreadsPerGroup* kBiasGroups)
-    grad_bias_kernel(const T* __restrict__ dy, T* __restrict__ grad_bias, int B, int N) {
+__device__ __forceinline__ void grad_bias_block(const T* __restrict__ dy, T* __restrict__ grad_bias, int B, int N,
+                                                int block) {
   constexpr int V = kBiasVec<T>;
   struct alignas(8) Vec {
     T v[V];
@@ -105,7 +113,7 @@ __global__ void __launch_bounds__(kBiasThreadsPerGroup* kBiasGroups)
   __shared__ float part_lo[kBiasGroups][kBiasCols<T>];
   const int lane = threadIdx.x % kBiasThreadsPerGroup;
   const int grp = threadIdx.x / kBiasThreadsPerGroup;
-  const int n0 = blockIdx.x * kBiasCols<T> + lane * V;
+  const int n0 = block * kBiasCols<T> + lane * V;
   float hi[V], lo[V];
 #pragma unroll
   for (int q = 0; q < V; ++q) hi[q] = lo[q] = 0.0f;
@@ -147,6 +155,30 @@ __global__ void __launch_bounds__(kBiasThreadsPerGroup* kBiasGroups)
     out.v[q] = round_to<T>(two_sum_value(hi[q], lo[q]));
   }
   *reinterpret_cast<Vec*>(grad_bias + n0) = out;
+}
+
+// The backward's last kernel: grad_bias (blocks 0 .. kBiasBlocks<T> - 1, the longer ones, placed
+// first; the streaming fp32 backward computes grad_bias itself and launches none of them) and the
+// d_temb combine (the rest, one element per thread). grad_bias reads only dy, so it shares the
+// launch that has to wait for the GEMMs anyway; outputs are written only after every GEMM was
+// launched. Each element's arithmetic is that of grad_bias_block / dtemb_combine.
+template <class T>
+constexpr int kBiasBlocks = kN / kBiasCols<T>;
+static_assert(kN % kBiasCols<bf16> == 0 && kN % kBiasCols<float> == 0);
+
+template <class T>
+__global__ void __launch_bounds__(kBiasThreads)
+    backward_finish_kernel(const float* __restrict__ partial, const T* __restrict__ temb, T* __restrict__ grad_temb,
+                           std::int64_t count, const T* __restrict__ dy, T* __restrict__ grad_bias, int B,
+                           int bias_blocks) {
+  await_prior_grids();
+  const int block = static_cast<int>(blockIdx.x);
+  if (block < bias_blocks) {
+    grad_bias_block(dy, grad_bias, B, kN, block);
+  } else {
+    dtemb_combine(partial, temb, grad_temb, count,
+                  static_cast<std::int64_t>(block - bias_blocks) * kBiasThreads + threadIdx.x);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -293,6 +325,7 @@ struct TileLoader {
 
 template <class C, Op op>
 __global__ void __launch_bounds__(C::kThreads) gemm_kernel(GemmParams p) {
+  await_prior_grids();
   using L = OpLayout<op>;
   using OutT = typename C::OutT;
   constexpr int BM = C::BM, BN = C::BN, BR = C::BR, kMI = C::kMI, kNI = C::kNI;
@@ -496,9 +529,8 @@ __global__ void __launch_bounds__(C::kThreads) gemm_kernel(GemmParams p) {
 
 template <class C, Op op>
 cudaError_t launch(GemmParams p, int c_extent, int m_extent, int splits, cudaStream_t stream) {
-  const auto kernel = gemm_kernel<C, op>;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(C::kSmemBytes));
+  constexpr auto kernel = gemm_kernel<C, op>;
+  cudaError_t err = launch::allow_smem<kernel>(C::kSmemBytes);
   if (err != cudaSuccess) return err;
   p.tiles_c = (c_extent + C::BN - 1) / C::BN;
   p.tiles_m = m_extent / C::BM;
@@ -507,18 +539,15 @@ cudaError_t launch(GemmParams p, int c_extent, int m_extent, int splits, cudaStr
   if constexpr (C::kPersistent) {
     // Which CTA computes a tile never changes its bytes, so sizing the grid from the device
     // is safe.
-    int device = 0;
     int sms = 0;
     int per_sm = 0;
-    err = cudaGetDevice(&device);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    err = launch::attribute<cudaDevAttrMultiProcessorCount>(&sms);
     if (err == cudaSuccess)
       err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, C::kThreads, C::kSmemBytes);
     if (err != cudaSuccess) return err;
     grid = std::min(grid, std::max(1, sms * per_sm));
   }
-  kernel<<<grid, C::kThreads, C::kSmemBytes, stream>>>(p);
-  return cudaGetLastError();
+  return launch::kernel<kernel>(grid, C::kThreads, C::kSmemBytes, stream, p);
 }
 
 // Fixed per-op shapes (measured on an H200 against the alternatives listed in
@@ -585,6 +614,7 @@ __device__ __forceinline__ void store(float (*tile)[kBM], float4 v, int q) {
 // into (hi, lo) with TwoSum, for the chunks that hold a row < B (r_len rounded up to kBR).
 template <Op op>
 __global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
+  await_prior_grids();
   using L = OpLayout<op>;
   __shared__ __align__(16) float sa[2][kLoadR][kBM];
   __shared__ __align__(16) float sb[2][kLoadR][kBN];
@@ -668,6 +698,7 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
     }
     __syncthreads();
   }
+  release_dependent_grids();
 
   if (!active) return;
 #pragma unroll
@@ -700,8 +731,7 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
 
 template <Op op>
 cudaError_t launch(const GemmParams& p, dim3 grid, cudaStream_t stream) {
-  gemm_kernel<op><<<grid, kThreads, 0, stream>>>(p);
-  return cudaGetLastError();
+  return launch::kernel<gemm_kernel<op>>(grid, kThreads, 0, stream, p);
 }
 
 }  // namespace simt
@@ -732,9 +762,8 @@ unsigned blocks_for(std::int64_t count, int threads) {
 template <class T>
 cudaError_t launch_silu(const void* temb, void* s, int B, cudaStream_t stream) {
   const std::int64_t count = static_cast<std::int64_t>(B) * kK;
-  silu_kernel<T><<<blocks_for(count / kSiluVec, 256), 256, 0, stream>>>(
-      static_cast<const T*>(temb), static_cast<T*>(s), count);
-  return cudaGetLastError();
+  return launch::kernel<silu_kernel<T>>(blocks_for(count / kSiluVec, kSiluThreads), kSiluThreads, 0, stream,
+                                        static_cast<const T*>(temb), static_cast<T*>(s), count);
 }
 
 int round_up_int(int v, int m) { return (v + m - 1) / m * m; }
@@ -743,20 +772,9 @@ int round_up_int(int v, int m) { return (v + m - 1) / m * m; }
 // machine code does not run on later architectures). Cached per device; a host attribute
 // query, no synchronization.
 cudaError_t wgmma_usable(bool* usable) {
-  static std::array<std::atomic<int>, 64> is_sm90{};  // 0 unknown, 1 no, 2 yes
-  int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) return err;
-  int known = (device >= 0 && device < 64) ? is_sm90[device].load(std::memory_order_relaxed) : 0;
-  if (known == 0) {
-    int major = 0, minor = 0;
-    err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-    if (err != cudaSuccess) return err;
-    known = (major == 9 && minor == 0) ? 2 : 1;
-    if (device >= 0 && device < 64) is_sm90[device].store(known, std::memory_order_relaxed);
-  }
-  *usable = sm90::available() && known == 2;
+  int cc = 0;
+  if (const cudaError_t err = launch::compute_capability(&cc); err != cudaSuccess) return err;
+  *usable = sm90::available() && cc == 90;
   return cudaSuccess;
 }
 
@@ -880,7 +898,7 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   void* s = base;
   float* partial = reinterpret_cast<float*>(base + silu_bytes(prob));
   cudaError_t err = cudaSuccess;
-  if (choice.streaming != Streaming::on) {
+  if (choice.streaming != Streaming::on) {  // the streaming kernel computes SiLU itself
     err = launch_silu<T>(t.temb, s, B, stream);
     if (err != cudaSuccess) return err;
   }
@@ -932,15 +950,11 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   if (err != cudaSuccess) return err;
 
   const std::int64_t count = static_cast<std::int64_t>(B) * kK;
-  dtemb_combine_kernel<T><<<blocks_for(count, 256), 256, 0, stream>>>(
-      partial, static_cast<const T*>(t.temb), static_cast<T*>(t.grad_temb), count);
-  err = cudaGetLastError();
-  if (err != cudaSuccess) return err;
-  if (choice.streaming == Streaming::on) return cudaSuccess;  // grad_bias done by the streaming kernel
-  static_assert(kN % kBiasCols<bf16> == 0 && kN % kBiasCols<float> == 0);
-  grad_bias_kernel<T><<<kN / kBiasCols<T>, kBiasThreadsPerGroup * kBiasGroups, 0, stream>>>(
-      static_cast<const T*>(t.grad_out), static_cast<T*>(t.grad_bias), B, kN);
-  return cudaGetLastError();
+  const int bias_blocks = choice.streaming == Streaming::on ? 0 : kBiasBlocks<T>;  // done by the streaming kernel
+  return launch::kernel<backward_finish_kernel<T>>(
+      bias_blocks + blocks_for(count, kBiasThreads), kBiasThreads, 0, stream, partial, static_cast<const T*>(t.temb),
+      static_cast<T*>(t.grad_temb), count, static_cast<const T*>(t.grad_out), static_cast<T*>(t.grad_bias), B,
+      bias_blocks);
 }
 
 __global__ void strict_probe_kernel(const float* num, const float* den, float subnormal_in,

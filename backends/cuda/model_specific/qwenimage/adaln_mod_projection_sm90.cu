@@ -8,9 +8,7 @@
 
 #if defined(RLK_WITH_SM90_GEMM)
 
-#include <array>
-#include <atomic>
-
+#include "adaln_mod_projection_launch.hpp"
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
 #include "cutlass/epilogue/collective/collective_builder.hpp"
@@ -98,51 +96,30 @@ Stride make_strides(int64_t ld, int64_t batch) {
   return s;
 }
 
-// The persistent grid is sized from the SM count; it changes which CTA computes a tile, never
-// a tile's bytes. Cached per device (a host attribute query, no synchronization).
-int sm_count_of_current_device(cudaError_t* err) {
-  static std::array<std::atomic<int>, 64> cache{};
-  int device = 0;
-  *err = cudaGetDevice(&device);
-  if (*err != cudaSuccess) return 0;
-  if (device >= 0 && device < 64) {
-    const int cached = cache[device].load(std::memory_order_relaxed);
-    if (cached > 0) return cached;
-  }
-  int count = 0;
-  *err = cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
-  if (*err != cudaSuccess) return 0;
-  if (device >= 0 && device < 64) cache[device].store(count, std::memory_order_relaxed);
-  return count;
-}
-
 // Launches one GEMM: CUTLASS builds the kernel parameters (TMA descriptors: host-only driver
 // calls, no synchronization, nothing allocated); the kernel's shared-memory limit is raised
-// once per device instead of on every call as GemmUniversalAdapter::initialize would.
+// once per device instead of on every call as GemmUniversalAdapter::initialize would. The
+// persistent grid is sized from the SM count: that changes which CTA computes a tile, never a
+// tile's bytes. The kernels are compiled with CUTLASS_ENABLE_GDC_FOR_SM90, so each waits for the
+// grids before it (griddepcontrol.wait in every warp role that reads global memory first) and
+// may be launched by launch::kernel.
 template <class G>
 cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream) {
   using Kernel = typename G::Kernel;
-  static std::array<std::atomic<bool>, 64> smem_raised{};
-  cudaError_t err = cudaSuccess;
-  args.hw_info.sm_count = sm_count_of_current_device(&err);
-  if (err != cudaSuccess) return err;
   int device = 0;
-  if ((err = cudaGetDevice(&device)) != cudaSuccess) return err;
+  cudaError_t err = launch::attribute<cudaDevAttrMultiProcessorCount>(&args.hw_info.sm_count);
+  if (err == cudaSuccess) err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return err;
   args.hw_info.device_id = device;
   // No workspace: the plain persistent scheduler and these epilogues need none; a CUTLASS
   // version that did would be refused here instead of writing through a null pointer.
   if (Kernel::get_workspace_size(args) != 0) return cudaErrorNotSupported;
   if (!Kernel::can_implement(args)) return cudaErrorInvalidValue;
   constexpr int smem = Kernel::SharedStorageSize;
-  if (device < 0 || device >= 64 || !smem_raised[device].load(std::memory_order_acquire)) {
-    err = cudaFuncSetAttribute(cutlass::device_kernel<Kernel>,
-                               cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    if (err != cudaSuccess) return err;
-    if (device >= 0 && device < 64) smem_raised[device].store(true, std::memory_order_release);
-  }
+  constexpr auto kernel = cutlass::device_kernel<Kernel>;
+  if ((err = launch::allow_smem<kernel>(smem)) != cudaSuccess) return err;
   const typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
-  cutlass::device_kernel<Kernel><<<Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream>>>(params);
-  return cudaGetLastError();
+  return launch::kernel<kernel>(Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream, params);
 }
 
 // One GEMM's arguments: problem (M, N, K, L), each operand with its leading and batch (L)
