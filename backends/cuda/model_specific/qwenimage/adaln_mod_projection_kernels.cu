@@ -37,8 +37,6 @@
 #include "adaln_mod_projection_sm90.hpp"
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
