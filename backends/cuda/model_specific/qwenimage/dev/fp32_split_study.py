@@ -83,43 +83,50 @@ def two_sum(hi, lo, x):
     return s, (lo + e).astype(np.float32)
 
 
+def compensated_chunks(shape, R, chunk, chunk_sum):
+    """chunk_sum(r0, r1): the FP32 accumulator of reduction steps r0 .. r1 - 1, started from zero.
+    One chunk (chunk None): that accumulator. Else the chunks in ascending order folded into a
+    TwoSum (hi, lo) pair, hi + lo at the end (hi alone where it is not finite), as the FP32
+    grad_weight kernels do."""
+    if not chunk:
+        return chunk_sum(0, R)
+    hi = np.zeros(shape, np.float32)
+    lo = np.zeros_like(hi)
+    for c0 in range(0, R, chunk):
+        hi, lo = two_sum(hi, lo, chunk_sum(c0, min(c0 + chunk, R)))
+    return np.where(np.isfinite(hi), (hi + lo).astype(np.float32), hi)
+
+
 def split_gemm(a, b, scheme, mode, chunk):
     """C[m, n] = sum_r a[m, r] b[n, r] on emulated tensor cores; r ascending."""
     kb = 16 if scheme == "bf16x6" else 8
-    pa, pb = pieces(a, scheme), pieces(b, scheme)
-    pa = [p.astype(np.float64) for p in pa]
-    pb = [p.astype(np.float64) for p in pb]
-    R = a.shape[1]
-    chunk = chunk or R
-    hi = np.zeros((a.shape[0], b.shape[0]), np.float32)
-    lo = np.zeros_like(hi)
-    for c0 in range(0, R, chunk):
-        acc = np.zeros_like(hi)
-        for k0 in range(c0, min(c0 + chunk, R), kb):
+    pa = [p.astype(np.float64) for p in pieces(a, scheme)]
+    pb = [p.astype(np.float64) for p in pieces(b, scheme)]
+    shape = (a.shape[0], b.shape[0])
+
+    def chunk_sum(r0, r1):
+        acc = np.zeros(shape, np.float32)
+        for k0 in range(r0, r1, kb):
             for i, j in terms(scheme):
                 block = pa[i][:, k0:k0 + kb] @ pb[j][:, k0:k0 + kb].T
                 acc = to_f32(acc.astype(np.float64) + block, mode)
-        if chunk == R:
-            return acc
-        hi, lo = two_sum(hi, lo, acc)
-    return np.where(np.isfinite(hi), (hi + lo).astype(np.float32), hi)
+        return acc
+
+    return compensated_chunks(shape, a.shape[1], chunk, chunk_sum)
 
 
 def fma_chain(a, b, chunk=None):
     """The current FP32 contract: acc = fmaf(a, b, acc), r ascending (chunked + TwoSum if asked)."""
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    R = a.shape[1]
-    chunk = chunk or R
-    hi = np.zeros((a.shape[0], b.shape[0]), np.float32)
-    lo = np.zeros_like(hi)
-    for c0 in range(0, R, chunk):
-        acc = np.zeros_like(hi)
-        for r in range(c0, min(c0 + chunk, R)):
+    shape = (a.shape[0], b.shape[0])
+
+    def chunk_sum(r0, r1):
+        acc = np.zeros(shape, np.float32)
+        for r in range(r0, r1):
             acc = (acc.astype(np.float64) + np.outer(a64[:, r], b64[:, r])).astype(np.float32)
-        if chunk == R:
-            return acc
-        hi, lo = two_sum(hi, lo, acc)
-    return (hi + lo).astype(np.float32)
+        return acc
+
+    return compensated_chunks(shape, a.shape[1], chunk, chunk_sum)
 
 
 def silu32(x):
