@@ -1,6 +1,5 @@
 // The CUDA plugin may pick its kernels by B (bf16: mma.sync, or wgmma with a narrow or wide
-// batch tile, cooperative or ping-pong, the streaming forward up to B = 8, the paired backward
-// up to B = 64; fp32: tiled
+// batch tile, cooperative or ping-pong, or the streaming forward up to B = 8; fp32: tiled
 // CUDA-core GEMMs, or the streaming kernels up to B = 16) only because every choice gives the
 // same bytes. This checks that claim directly
 // on the kernels: each implementation, forced, against one reference implementation, byte for
@@ -226,22 +225,6 @@ TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) 
   }
 }
 
-// The paired backward (d_temb and grad_w tiles in one launch, CTAs splitting both) against the
-// separate mma.sync GEMMs, on both sides of its r-tile (32 rows) and at its largest B; the
-// forward is the same run in both, so only the backward's outputs are compared.
-TEST_F(KernelPaths, Bf16PairedBackwardGivesTheBytesOfTheSeparateMmaSyncGemms) {
-  const GemmFamily mma = GemmFamily::mma_sync;
-  for (int B : {1, 2, 3, 8, 31, 32, 33, 63, kPairedMaxB}) {
-    const auto reference = run(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off, Paired::off});
-    const auto got = run(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off, Paired::on});
-    for (std::size_t o = 1; o < got.size(); ++o) {
-      ASSERT_EQ(poison_left(got[o], 2), 0u) << kNames[o] << " not fully written at B = " << B;
-      EXPECT_EQ(differing_elements(reference[o], got[o], 2), 0u)
-          << kNames[o] << " at B = " << B << ": the paired backward differs from the separate mma.sync GEMMs";
-    }
-  }
-}
-
 TEST_F(KernelPaths, Fp32StreamingKernelsGiveTheBytesOfTheTiledOnesAtEveryBatchTheyTake) {
   if (const std::string why = streaming_absent_reason(); !why.empty()) GTEST_SKIP() << why;
   for (int B = 1; B <= fp32_stream::kMaxB; ++B) {
@@ -364,18 +347,6 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
       EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr,
                                KernelChoice{GemmFamily::mma_sync, GemmFamily::automatic, GemmFamily::automatic, Streaming::on}),
                 cudaErrorInvalidValue);
-      // the paired backward past its largest B, and with a wgmma GEMM forced
-      KernelChoice paired;
-      paired.paired = Paired::on;
-      const Problem past{s, kPairedMaxB + 1, kK, kN};
-      EXPECT_EQ(launch_backward(past, b, d.workspace, d.workspace_bytes, nullptr, paired), cudaErrorInvalidValue);
-      paired.grad_temb = GemmFamily::wgmma_narrow;
-      EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, paired), cudaErrorInvalidValue);
-    } else {  // the paired backward is a bf16 kernel
-      KernelChoice paired;
-      paired.paired = Paired::on;
-      const Problem one{s, 1, kK, kN};
-      EXPECT_EQ(launch_backward(one, b, d.workspace, d.workspace_bytes, nullptr, paired), cudaErrorInvalidValue);
     }
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     for (auto [ptr, n] : {std::pair{d.out, bytes}, std::pair{d.grad_weight, std::size_t(kN) * kK * elem(s)}}) {

@@ -321,11 +321,9 @@ struct TileLoader {
   }
 };
 
-// The tiles first, first + stride, ... (my_tiles of them) of one GEMM, computed by this CTA
-// with one pipeline running across the tile boundaries. A non-persistent configuration reuses
-// the pipeline's memory for the epilogue, so it must be given one tile per call.
 template <class C, Op op>
-__device__ __forceinline__ void gemm_tiles(const GemmParams& p, int first, int stride, int my_tiles) {
+__global__ void __launch_bounds__(C::kThreads) gemm_kernel(GemmParams p) {
+  await_prior_grids();
   using L = OpLayout<op>;
   using OutT = typename C::OutT;
   constexpr int BM = C::BM, BN = C::BN, BR = C::BR, kMI = C::kMI, kNI = C::kNI;
@@ -341,15 +339,16 @@ __device__ __forceinline__ void gemm_tiles(const GemmParams& p, int first, int s
   const bf16* ga = static_cast<const bf16*>(p.a);
   const bf16* gb = static_cast<const bf16*>(p.b);
 
-  // The flattened loop runs num_r r-tiles of each tile in turn, and the loads run
-  // kStages - 1 r-tiles ahead of the math.
+  // This CTA's tiles are blockIdx.x, blockIdx.x + gridDim.x, ...; the flattened loop runs
+  // num_r r-tiles of each in turn, and the loads run kStages - 1 r-tiles ahead of the math.
+  const int my_tiles = (p.tiles_total - static_cast<int>(blockIdx.x) + gridDim.x - 1) / gridDim.x;
   const int num_r = p.r_len / BR;
   const int total_it = my_tiles * num_r;
   struct Coord {
     int c0, m0, z;
   };
   auto coord = [&](int local_tile) {
-    const int t = first + local_tile * stride;
+    const int t = static_cast<int>(blockIdx.x) + local_tile * static_cast<int>(gridDim.x);
     const int rest = t / p.tiles_c;
     return Coord{(t % p.tiles_c) * BN, (rest % p.tiles_m) * BM, rest / p.tiles_m};
   };
@@ -526,94 +525,25 @@ __device__ __forceinline__ void gemm_tiles(const GemmParams& p, int first, int s
   cp_async_wait<0>();
 }
 
-// One CTA per tile (C not persistent) or a resident grid walking the tiles round-robin.
-template <class C, Op op>
-__global__ void __launch_bounds__(C::kThreads) gemm_kernel(GemmParams p) {
-  await_prior_grids();
-  const int cta = static_cast<int>(blockIdx.x);
-  const int ctas = static_cast<int>(gridDim.x);
-  gemm_tiles<C, op>(p, cta, ctas, (p.tiles_total - cta + ctas - 1) / ctas);
-}
-
-// The d_temb and grad_w GEMMs of the backward in one launch, for small B. Both stream a
-// W-sized matrix, d_temb reading W and grad_w writing grad_weight; one after the other, each
-// leaves the other direction of DRAM traffic idle. Here each CTA computes some tiles of both, so
-// that reads and writes run side by side for the whole launch: d_temb tiles cta, cta + ctas, ...
-// (one per call: its configuration is not persistent) and a contiguous range of grad_w tiles
-// sized so that every CTA moves about the same bytes (`dt_weight`: grad_w tiles worth one d_temb
-// tile); odd CTAs start with their grad_w tiles, even ones with d_temb. Which CTA computes a tile,
-// and in which order, never changes its bytes: each tile is the tile of gemm_kernel.
-template <class CD, class CW>
-__global__ void __launch_bounds__(CD::kThreads) backward_pair_kernel(GemmParams dt, GemmParams gw, int dt_weight) {
-  static_assert(CD::kThreads == CW::kThreads, "one block shape serves both GEMMs");
-  await_prior_grids();
-  const int cta = static_cast<int>(blockIdx.x);
-  const int ctas = static_cast<int>(gridDim.x);
-  // d_temb: the first `heavy` CTAs have one tile more than the others.
-  const int heavy = dt.tiles_total % ctas;
-  const int my_dt = dt.tiles_total / ctas + (cta < heavy);
-  // grad_w: `light` CTAs take dt_weight tiles more than heavy ones where the tile count allows.
-  const int light = ctas - heavy;
-  const int spare = gw.tiles_total - light * dt_weight;
-  const int per_heavy = spare > 0 ? spare / ctas : 0;
-  const int rest = gw.tiles_total - heavy * per_heavy;
-  int gw_first = cta * per_heavy;
-  int gw_count = per_heavy;
-  if (cta >= heavy) {
-    const int j = cta - heavy;
-    const int extra = rest % light;
-    gw_first = heavy * per_heavy + j * (rest / light) + (j < extra ? j : extra);
-    gw_count = rest / light + (j < extra);
-  }
-  const auto run_dtemb = [&] {
-    for (int i = 0; i < my_dt; ++i) {
-      gemm_tiles<CD, Op::kDTemb>(dt, cta + i * ctas, ctas, 1);
-      __syncthreads();  // the epilogue's shared memory is the next tile's pipeline
-    }
-  };
-  const auto run_gradw = [&] {
-    gemm_tiles<CW, Op::kGradW>(gw, gw_first, 1, gw_count);
-    __syncthreads();
-  };
-  if (cta & 1) {
-    run_gradw();
-    run_dtemb();
-  } else {
-    run_dtemb();
-    run_gradw();
-  }
-}
-
-template <class C>
-void set_tiles(GemmParams* p, int c_extent, int m_extent, int splits) {
-  p->tiles_c = (c_extent + C::BN - 1) / C::BN;
-  p->tiles_m = m_extent / C::BM;
-  p->tiles_total = p->tiles_c * p->tiles_m * splits;
-}
-
-// CTAs of `kernel` the current device holds at once (which CTA computes a tile never changes
-// its bytes, so sizing a grid from the device is safe).
-template <auto kernel>
-cudaError_t resident_ctas(int threads, std::size_t smem, int* ctas) {
-  int sms = 0;
-  int per_sm = 0;
-  cudaError_t err = launch::attribute<cudaDevAttrMultiProcessorCount>(&sms);
-  if (err == cudaSuccess) err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem);
-  *ctas = std::max(1, sms * per_sm);
-  return err;
-}
-
 template <class C, Op op>
 cudaError_t launch(GemmParams p, int c_extent, int m_extent, int splits, cudaStream_t stream) {
   constexpr auto kernel = gemm_kernel<C, op>;
   cudaError_t err = launch::allow_smem<kernel>(C::kSmemBytes);
   if (err != cudaSuccess) return err;
-  set_tiles<C>(&p, c_extent, m_extent, splits);
+  p.tiles_c = (c_extent + C::BN - 1) / C::BN;
+  p.tiles_m = m_extent / C::BM;
+  p.tiles_total = p.tiles_c * p.tiles_m * splits;
   int grid = p.tiles_total;
   if constexpr (C::kPersistent) {
-    int resident = 0;
-    if (err = resident_ctas<kernel>(C::kThreads, C::kSmemBytes, &resident); err != cudaSuccess) return err;
-    grid = std::min(grid, resident);
+    // Which CTA computes a tile never changes its bytes, so sizing the grid from the device
+    // is safe.
+    int sms = 0;
+    int per_sm = 0;
+    err = launch::attribute<cudaDevAttrMultiProcessorCount>(&sms);
+    if (err == cudaSuccess)
+      err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, C::kThreads, C::kSmemBytes);
+    if (err != cudaSuccess) return err;
+    grid = std::min(grid, std::max(1, sms * per_sm));
   }
   return launch::kernel<kernel>(grid, C::kThreads, C::kSmemBytes, stream, p);
 }
@@ -626,26 +556,6 @@ cudaError_t launch(GemmParams p, int c_extent, int m_extent, int splits, cudaStr
 using FwdConfig = Config<128, 64, 64, 2, 2, 4, false, Op::kForward>;
 using DTembConfig = Config<128, 64, 64, 2, 2, 4, false, Op::kDTemb>;
 using GradWConfig = Config<128, 128, 32, 2, 2, 4, true, Op::kGradW>;
-
-// grad_w tiles that move about the bytes of one d_temb tile in backward_pair_kernel: a d_temb
-// tile reads 128 x 2304 bf16 of W (576 KB), a grad_w tile writes 128 x 128 bf16 (32 KB).
-#ifndef RLK_DEV_PAIR_WEIGHT
-#define RLK_DEV_PAIR_WEIGHT 18
-#endif
-constexpr int kPairDTembWeight = RLK_DEV_PAIR_WEIGHT;
-
-// d_temb (dt: B columns, kSplitN slices) and grad_w (gw) as one launch of backward_pair_kernel.
-cudaError_t launch_backward_pair(GemmParams dt, GemmParams gw, int B, cudaStream_t stream) {
-  constexpr auto kernel = backward_pair_kernel<DTembConfig, GradWConfig>;
-  constexpr std::size_t smem = std::max(DTembConfig::kSmemBytes, GradWConfig::kSmemBytes);
-  cudaError_t err = launch::allow_smem<kernel>(smem);
-  if (err != cudaSuccess) return err;
-  set_tiles<DTembConfig>(&dt, B, kK, kSplitN);
-  set_tiles<GradWConfig>(&gw, kK, kN, 1);
-  int grid = 0;
-  if (err = resident_ctas<kernel>(DTembConfig::kThreads, smem, &grid); err != cudaSuccess) return err;
-  return launch::kernel<kernel>(grid, DTembConfig::kThreads, smem, stream, dt, gw, kPairDTembWeight);
-}
 
 }  // namespace mma
 
@@ -877,13 +787,6 @@ constexpr int kGradWCooperativeFromB = 1025;  // up to 1024 rows, ping-pong hide
 // an H200, docs/notes/cuda-kernels.md). Speed only: the bytes are the same either way.
 constexpr int kBf16StreamingForwardUpToB = bf16_stream::kMaxB;
 
-// bf16 backward: the paired d_temb + grad_w launch up to this batch size (measured on an H200,
-// docs/notes/cuda-kernels.md). Speed only: the bytes are the same either way.
-#ifndef RLK_DEV_PAIRED_UP_TO_B
-#define RLK_DEV_PAIRED_UP_TO_B 64
-#endif
-constexpr int kBf16PairedUpToB = RLK_DEV_PAIRED_UP_TO_B;
-
 enum class Direction { forward, backward };
 
 // Resolves the bf16 `automatic` choices for batch size B on the current device; refuses a
@@ -900,17 +803,6 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
     if (g->streaming == Streaming::on && !fits) return cudaErrorNotSupported;
     if (g->streaming == Streaming::automatic)
       g->streaming = applies && fits && B <= kBf16StreamingForwardUpToB ? Streaming::on : Streaming::off;
-  }
-  if (direction == Direction::backward && g->paired != Paired::off) {
-    const auto mma_or_auto = [](GemmFamily f) { return f == GemmFamily::automatic || f == GemmFamily::mma_sync; };
-    const bool applies = B <= kPairedMaxB && mma_or_auto(g->grad_temb) && mma_or_auto(g->grad_weight);
-    if (g->paired == Paired::on && !applies) return cudaErrorInvalidValue;
-    if (g->paired == Paired::automatic)  // only where both GEMMs are left to the automatic choice
-      g->paired = applies && B <= kBf16PairedUpToB && g->grad_temb == GemmFamily::automatic &&
-                          g->grad_weight == GemmFamily::automatic
-                      ? Paired::on
-                      : Paired::off;
-    if (g->paired == Paired::on) g->grad_temb = g->grad_weight = GemmFamily::mma_sync;
   }
   bool usable = false;
   if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
@@ -1035,21 +927,17 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   if (sizeof(T) == 4 && choice.streaming == Streaming::on) {
     err = fp32_stream::backward_products(B, t, partial, stream);
   } else if constexpr (sizeof(T) == 2) {
+    err = choice.grad_temb == GemmFamily::mma_sync
+              ? mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream)
+              : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, t.grad_out, partial, stream);
+    if (err != cudaSuccess) return err;
     gw.r_len = round_up_int(B, mma::GradWConfig::BR);
-    if (choice.paired == Paired::on) {
-      err = mma::launch_backward_pair(dt, gw, B, stream);
-    } else {
-      err = choice.grad_temb == GemmFamily::mma_sync
-                ? mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream)
-                : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, t.grad_out, partial, stream);
-      if (err != cudaSuccess) return err;
-      err = choice.grad_weight == GemmFamily::mma_sync
-                ? mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream)
-                : sm90::gradw_gemm(choice.grad_weight == GemmFamily::wgmma_pingpong
-                                       ? sm90::GradWSchedule::pingpong
-                                       : sm90::GradWSchedule::cooperative,
-                                   B, t.grad_out, s, t.grad_weight, stream);
-    }
+    err = choice.grad_weight == GemmFamily::mma_sync
+              ? mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream)
+              : sm90::gradw_gemm(choice.grad_weight == GemmFamily::wgmma_pingpong
+                                     ? sm90::GradWSchedule::pingpong
+                                     : sm90::GradWSchedule::cooperative,
+                                 B, t.grad_out, s, t.grad_weight, stream);
   } else {
     err = simt::launch<Op::kDTemb>(
         dt, dim3((B + simt::kBN - 1) / simt::kBN, kK / simt::kBM, kSplitN), stream);
@@ -1116,8 +1004,7 @@ cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tenso
     if (problem.storage == Storage::bfloat16) {
       err = resolve_bf16(&choice, B, Direction::backward);
     } else {
-      err = choice.paired == Paired::on ? cudaErrorInvalidValue  // a bf16 kernel only
-                                        : resolve_fp32(&choice, B, kFp32StreamingBackwardUpToB);
+      err = resolve_fp32(&choice, B, kFp32StreamingBackwardUpToB);
     }
     if (err != cudaSuccess) return err;
   }

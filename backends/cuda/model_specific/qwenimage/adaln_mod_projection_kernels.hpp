@@ -58,19 +58,11 @@ enum class GemmFamily { automatic, mma_sync, wgmma_narrow, wgmma_wide, wgmma_pin
 // cudaErrorInvalidValue where no streaming kernel applies (a larger B, the bf16 backward, a
 // forced bf16 forward family), with cudaErrorNotSupported on a device without that memory.
 enum class Streaming { automatic, off, on };
-// `paired` (bf16 backward, B <= kPairedMaxB): the mma.sync grad_temb and grad_weight GEMMs as one
-// launch whose CTAs each compute tiles of both, so that W's reads and grad_weight's writes run
-// side by side. `on` is refused with cudaErrorInvalidValue for fp32, a larger B, or together with
-// a grad_temb or grad_weight family other than automatic or mma_sync; the forward ignores it.
-// `automatic` pairs them only where both GEMM families are automatic too.
-enum class Paired { automatic, off, on };
-constexpr int kPairedMaxB = 64;
 struct KernelChoice {
   GemmFamily forward = GemmFamily::automatic;
   GemmFamily grad_temb = GemmFamily::automatic;
   GemmFamily grad_weight = GemmFamily::automatic;
   Streaming streaming = Streaming::automatic;
-  Paired paired = Paired::automatic;
 };
 
 // Returns cudaErrorInvalidValue for shapes the kernels do not support.

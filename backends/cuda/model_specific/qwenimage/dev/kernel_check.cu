@@ -291,7 +291,6 @@ struct Timing {
   double fwd, fwdbwd, cub_fwd, cub_fwdbwd;
   double gemm_fwd[3] = {}, gemm_bwd_dt[3] = {}, gemm_bwd_gw = 0, gemm_bwd_gw_pp = 0;
   double stream_fwd[2] = {}, stream_fwdbwd[2] = {};  // streaming off, on (fp32 B <= 16; bf16 B <= 8, fwd)
-  double paired_bwd[2] = {}, paired_fwdbwd[2] = {};  // bf16 B <= kPairedMaxB: paired off, on
 };
 
 double median(std::vector<float> v) {
@@ -377,18 +376,6 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
               run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0);
               run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0);
             });
-        }
-        g_choice = saved;
-      }
-      if (!f32 && B <= kPairedMaxB) {
-        const KernelChoice saved = g_choice;
-        for (int f = 0; f < 2; ++f) {
-          g_choice.paired = f == 0 ? Paired::off : Paired::on;
-          t.paired_bwd[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
-          t.paired_fwdbwd[f] = time_it([&](int s) {
-            run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0);
-            run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0);
-          });
         }
         g_choice = saved;
       }
@@ -762,26 +749,6 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     g_choice = saved;
   }
 
-  // ---- the bf16 paired backward, byte for byte against mma.sync
-  if (!f32 && g_compare) {
-    const KernelChoice saved = g_choice;
-    const GemmFamily mma = GemmFamily::mma_sync;
-    for (int B : {1, 2, 3, 8, 16, 31, 32, 33, 63, 64}) {
-      g_choice = KernelChoice{mma, mma, mma, Streaming::off, Paired::off};
-      const auto reference = outputs_of<T>(b, B);
-      g_choice = KernelChoice{mma, GemmFamily::automatic, GemmFamily::automatic, Streaming::off, Paired::on};
-      const auto paired = outputs_of<T>(b, B);
-      for (int o = 1; o < 4; ++o) {
-        const std::size_t diff = differing<T>(reference[o], paired[o]);
-        char buf[200];
-        std::snprintf(buf, sizeof buf, "bf16 B=%d %s: paired backward bytes equal mma.sync (%zu of %zu differ)", B,
-                      kOutputNames[o], diff, reference[o].size() / sizeof(T));
-        report(diff == 0, buf);
-      }
-    }
-    g_choice = saved;
-  }
-
   // ---- the fp32 streaming kernels, byte for byte against the tiled ones, at every B they take
   if (f32 && g_compare) {
     const KernelChoice saved = g_choice;
@@ -881,11 +848,6 @@ int main(int argc, char** argv) {
           std::printf("%s B %5d | fwd %8.4f %8.4f | fwd+bwd %8.4f %8.4f\n", tv == &t16 ? "bf16" : "fp32", t.B,
                       t.stream_fwd[0], t.stream_fwd[1], t.stream_fwdbwd[0], t.stream_fwdbwd[1]);
   }
-  std::printf("\nbf16 paired backward off / on (ms, median of 25; automatic choices otherwise)\n");
-  for (const auto& t : t16)
-    if (t.B <= kPairedMaxB)
-      std::printf("bf16 B %5d | bwd %8.4f %8.4f | fwd+bwd %8.4f %8.4f\n", t.B, t.paired_bwd[0], t.paired_bwd[1],
-                  t.paired_fwdbwd[0], t.paired_fwdbwd[1]);
   std::printf("\nfailures: %d\n", g_failures);
   return g_failures == 0 ? 0 : 1;
 }
