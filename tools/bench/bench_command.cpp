@@ -182,8 +182,10 @@ Result<json> run_bench(Registry& registry, const Options& options) {
                            {"cuda_runtime", runtime},
                            {"rlk_commit", RLK_GIT_COMMIT},
                            {"implementation", op->implementation()}};
-  report["method"] = {{"warmup", options.warmup}, {"repeats", options.repeats}, {"statistic", "median of CUDA-event times"},
-                      {"interleaved", "rl-kernel and cuBLAS alternate within each iteration"}};
+  report["method"] = {{"warmup", options.warmup},
+                      {"repeats", options.repeats},
+                      {"statistic", "median over rounds of each round's median CUDA-event time; *_rounds_ms lists the rounds' medians"},
+                      {"interleaved", "each round times every path once, rl-kernel and cuBLAS alternating"}};
   report["ceilings"] = {{"copy_TB_per_s", ceilings->copy_bytes_per_ms / 1e9},
                         {"bf16_gemm_TFLOP_per_s", ceilings->bf16_flop_per_ms / 1e9},
                         {"fp32_gemm_TFLOP_per_s", ceilings->fp32_flop_per_ms / 1e9}};
@@ -265,9 +267,11 @@ Result<json> run_bench(Registry& registry, const Options& options) {
       const double rlk_fwd = median(t_rf), rlk_both_ms = median(t_rb), cub_fwd = median(t_cf), cub_both = median(t_cb);
       cases.push_back({{"dtype", to_string(*dtype)},
                        {"B", B},
-                       {"rlk", {{"fwd_ms", rlk_fwd}, {"fwd_bwd_ms", rlk_both_ms}, {"device_MiB", (io_bytes + ws_bytes) / 1048576.0}}},
+                       {"rlk", {{"fwd_ms", rlk_fwd}, {"fwd_bwd_ms", rlk_both_ms}, {"device_MiB", (io_bytes + ws_bytes) / 1048576.0},
+                                {"fwd_rounds_ms", t_rf}, {"fwd_bwd_rounds_ms", t_rb}}},
                        {"cublas", {{"fwd_ms", cub_fwd}, {"fwd_bwd_ms", cub_both},
-                                   {"device_MiB", (io_bytes + 2.0 * e * B * K + cublas->workspace_bytes()) / 1048576.0}}},
+                                   {"device_MiB", (io_bytes + 2.0 * e * B * K + cublas->workspace_bytes()) / 1048576.0},
+                                   {"fwd_rounds_ms", t_cf}, {"fwd_bwd_rounds_ms", t_cb}}},
                        {"floor", {{"fwd_ms", floor_fwd}, {"fwd_bwd_ms", floor_both}, {"fwd_bytes", fwd_bytes},
                                   {"fwd_bwd_bytes", both_bytes}, {"fwd_flop", flop}}},
                        {"rlk_over_cublas", {{"fwd", rlk_fwd / cub_fwd}, {"fwd_bwd", rlk_both_ms / cub_both}}},
@@ -281,14 +285,25 @@ Result<json> run_bench(Registry& registry, const Options& options) {
   return report;
 }
 
+// (max - min) / median of the rounds' medians, in percent: how far apart the rounds were.
+double spread_percent(const json& rounds, double median_ms) {
+  std::vector<double> v = rounds.get<std::vector<double>>();
+  if (v.empty() || median_ms <= 0) return 0.0;
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return 100.0 * (*hi - *lo) / median_ms;
+}
+
 void print_table(const json& report) {
-  std::printf("%-9s %5s | %9s %9s %7s | %9s %9s %7s | %9s %9s\n", "dtype", "B", "rlk fwd", "cuBLAS", "ratio", "rlk f+b",
-              "cuBLAS", "ratio", "floor f", "floor f+b");
+  std::printf("%-9s %5s | %9s %9s %7s | %9s %9s %7s | %9s %9s | %s\n", "dtype", "B", "rlk fwd", "cuBLAS", "ratio", "rlk f+b",
+              "cuBLAS", "ratio", "floor f", "floor f+b", "rounds' spread rlk fwd, f+b");
   for (const auto& c : report["cases"]) {
-    std::printf("%-9s %5lld | %9.4f %9.4f %7.3f | %9.4f %9.4f %7.3f | %9.4f %9.4f\n", c["dtype"].get<std::string>().c_str(),
-                static_cast<long long>(c["B"].get<std::int64_t>()), c["rlk"]["fwd_ms"].get<double>(), c["cublas"]["fwd_ms"].get<double>(),
-                c["rlk_over_cublas"]["fwd"].get<double>(), c["rlk"]["fwd_bwd_ms"].get<double>(), c["cublas"]["fwd_bwd_ms"].get<double>(),
-                c["rlk_over_cublas"]["fwd_bwd"].get<double>(), c["floor"]["fwd_ms"].get<double>(), c["floor"]["fwd_bwd_ms"].get<double>());
+    const double rlk_fwd = c["rlk"]["fwd_ms"].get<double>(), rlk_both = c["rlk"]["fwd_bwd_ms"].get<double>();
+    std::printf("%-9s %5lld | %9.4f %9.4f %7.3f | %9.4f %9.4f %7.3f | %9.4f %9.4f | %4.1f%% %4.1f%%\n",
+                c["dtype"].get<std::string>().c_str(), static_cast<long long>(c["B"].get<std::int64_t>()), rlk_fwd,
+                c["cublas"]["fwd_ms"].get<double>(), c["rlk_over_cublas"]["fwd"].get<double>(), rlk_both,
+                c["cublas"]["fwd_bwd_ms"].get<double>(), c["rlk_over_cublas"]["fwd_bwd"].get<double>(),
+                c["floor"]["fwd_ms"].get<double>(), c["floor"]["fwd_bwd_ms"].get<double>(),
+                spread_percent(c["rlk"]["fwd_rounds_ms"], rlk_fwd), spread_percent(c["rlk"]["fwd_bwd_rounds_ms"], rlk_both));
   }
   const auto& ceilings = report["ceilings"];
   std::printf("ceilings: copy %.2f TB/s, BF16 GEMM %.1f TFLOP/s, FP32 GEMM %.1f TFLOP/s (times in ms, medians)\n",

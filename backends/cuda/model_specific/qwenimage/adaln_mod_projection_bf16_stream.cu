@@ -114,12 +114,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 }  // namespace
 
-cudaError_t fits_current_device(bool* fits) {
-  std::size_t optin = 0;
-  if (const cudaError_t err = launch::smem_per_block_optin(&optin); err != cudaSuccess) return err;
-  *fits = optin >= sizeof(Smem);
-  return cudaSuccess;
-}
+cudaError_t fits_current_device(bool* fits) { return launch::fits(sizeof(Smem), fits); }
 
 cudaError_t forward(int B, const void* temb, const void* weight, const void* bias, void* out,
                     cudaStream_t stream) {

@@ -263,10 +263,7 @@ cudaError_t backward_bt(int B, const BackwardTensors& t, float* partial, cudaStr
 }  // namespace
 
 cudaError_t fits_current_device(bool* fits) {
-  std::size_t optin = 0;
-  if (const cudaError_t err = launch::smem_per_block_optin(&optin); err != cudaSuccess) return err;
-  *fits = optin >= std::max(sizeof(FwdSmem), sizeof(BwdSmem));
-  return cudaSuccess;
+  return launch::fits(std::max(sizeof(FwdSmem), sizeof(BwdSmem)), fits);
 }
 
 cudaError_t forward(int B, const float* temb, const float* weight, const float* bias, float* out,

@@ -54,6 +54,14 @@ inline cudaError_t smem_per_block_optin(std::size_t* bytes) {
   return err;
 }
 
+// Whether one block of the current device may use `bytes` of dynamic shared memory (opt-in).
+inline cudaError_t fits(std::size_t bytes, bool* fits) {
+  std::size_t optin = 0;
+  const cudaError_t err = smem_per_block_optin(&optin);
+  *fits = err == cudaSuccess && optin >= bytes;
+  return err;
+}
+
 // Compute capability of the current device as 10 * major + minor (90 for an H100 / H200).
 inline cudaError_t compute_capability(int* cc) {
   static PerDevice cache;
