@@ -30,7 +30,7 @@ std::vector<Case> plan_cancellation(const PlanContext& context) {
   if (batches.size() > 1) batches.pop_back();
   std::ranges::sort(batches);
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
-  if (context.quick && !batches.empty()) batches.resize(1);
+  if (context.quick && batches.size() > 1) batches.erase(batches.begin() + 1, batches.end());
   for (DType dtype : context.dtypes) {
     const Tolerance tolerance = context.spec->numeric(dtype)->tolerance;
     for (const DirectionLayout& d : context.layout->directions) {

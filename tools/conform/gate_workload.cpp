@@ -21,7 +21,10 @@ std::vector<std::int64_t> chunks_of(const std::vector<std::int64_t>& sizes, std:
 
 std::string chunking_name(const std::vector<std::int64_t>& sizes) {
   std::string name;
-  for (std::int64_t size : sizes) name += (name.empty() ? "" : "+") + std::to_string(size);
+  for (std::int64_t size : sizes) {
+    if (!name.empty()) name += '+';
+    name += std::to_string(size);
+  }
   return name;
 }
 

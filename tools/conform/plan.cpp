@@ -47,11 +47,11 @@ GateSizes GateSizes::of(const ConformanceSpec& c, bool quick) {
     s.negative_control_batches = negative_control_batches();
     return s;
   }
-  if (!s.seeds.empty()) s.seeds.resize(1);
+  if (s.seeds.size() > 1) s.seeds.erase(s.seeds.begin() + 1, s.seeds.end());
   s.accuracy_batches = at_most(s.accuracy_batches, kQuickAccuracyBatch);
   s.padding_batches = at_most(s.padding_batches, kQuickAccuracyBatch);
   s.invariance_batches = at_most(s.invariance_batches, kQuickInvarianceBatch);
-  if (s.invariance_batches.size() > 1) s.invariance_batches.resize(1);
+  if (s.invariance_batches.size() > 1) s.invariance_batches.erase(s.invariance_batches.begin() + 1, s.invariance_batches.end());
   if (!s.boundary_sweeps.empty()) {
     auto [first, last] = s.boundary_sweeps.front();
     s.boundary_sweeps = {{first, std::min(last, first + kQuickSweepLength - 1)}};
