@@ -292,6 +292,20 @@ void run_probe() {
   CK(cudaFree(dd));
 }
 
+// The issue rate of mma.sync m16n8k8 TF32 alone: every warp runs `iters` rounds of 8
+// independent MMAs on register operands (no memory traffic), the ceiling of any mma.sync kernel.
+__global__ void mma_peak(int iters, float* sink) {
+  std::uint32_t a[4] = {threadIdx.x, threadIdx.x + 1u, threadIdx.x + 2u, threadIdx.x + 3u};
+  float d[8][4] = {};
+  for (int i = 0; i < iters; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) mma_tf32(d[j], a, a[0] + j, a[1] + j);
+  float s = 0.0f;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) s += d[j][0] + d[j][1] + d[j][2] + d[j][3];
+  if (s == 1.2345f) *sink = s;  // keeps the MMAs; never true for these inputs in practice
+}
+
 template <int mode>
 void launch_tc(const float* A, const float* Bm, float* out, int M, int C, int R, std::int64_t ldm, std::int64_t ldc) {
   static bool raised = false;
@@ -377,6 +391,16 @@ int main() {
   for (int mode = 0; mode < 3; ++mode) {
     const double ms = median_ms(3, 10, [&](int) { launch_mode(mode, W, s, y, kN, kB, kK, 1, kN); });
     std::printf("  %-22s %8.3f ms (%6.1f TFLOP/s of FP32 work)\n", kModeNames[mode], ms, 2.0 * kN * kB * kK / ms / 1e9);
+  }
+  {
+    float* sink;
+    CK(cudaMalloc(&sink, 4));
+    const int iters = 4096, blocks = prop.multiProcessorCount * 8, threads = 256;  // 8 warps per SMSP
+    const double ms = median_ms(2, 5, [&](int) { mma_peak<<<blocks, threads>>>(iters, sink); });
+    const double flop = 2.0 * 16 * 8 * 8 * 8.0 * iters * blocks * (threads / 32);
+    std::printf("  %-22s %8.3f ms (%6.1f TFLOP/s: the mma.sync m16n8k8 TF32 ceiling, register operands only)\n",
+                "mma.sync peak", ms, flop / ms / 1e9);
+    CK(cudaFree(sink));
   }
   cublasHandle_t h;
   CK(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown);
