@@ -18,19 +18,30 @@ def main():
     c = report["ceilings"]
     print(f"Ceilings measured in the same run: copy {c['copy_TB_per_s']:.2f} TB/s, BF16 GEMM "
           f"{c['bf16_gemm_TFLOP_per_s']:.0f} TFLOP/s, FP32 GEMM {c['fp32_gemm_TFLOP_per_s']:.1f} TFLOP/s.\n")
+    # Reports from before the rounds were recorded have no spread column.
+    rounds = all("fwd_bwd_rounds_ms" in case["rlk"] for case in report["cases"])
+    spread_head, spread_rule = (" rl-kernel rounds' spread fwd / fwd+bwd |", "---:|") if rounds else ("", "")
     print("| dtype | B | rl-kernel fwd | cuBLAS fwd | fwd ratio | rl-kernel fwd+bwd | cuBLAS fwd+bwd | fwd+bwd ratio "
-          "| floor fwd / fwd+bwd | rl-kernel share of floor (fwd+bwd) | PyTorch anchor fwd / fwd+bwd | device MiB rl-kernel / cuBLAS |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| floor fwd / fwd+bwd | rl-kernel share of floor (fwd+bwd) | PyTorch anchor fwd / fwd+bwd | device MiB rl-kernel / cuBLAS |"
+          + spread_head)
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + spread_rule)
     for case in report["cases"]:
         r, b, f = case["rlk"], case["cublas"], case["floor"]
         anchor = anchors.get(f"{case['dtype']}_B{case['B']}")
         anchor_text = f"{anchor['fwd_ms']:.3f} / {anchor['fwd_bwd_ms']:.3f}" if anchor else "—"
+        spread_text = (f" {spread(r['fwd_rounds_ms'], r['fwd_ms']):.1%} / {spread(r['fwd_bwd_rounds_ms'], r['fwd_bwd_ms']):.1%} |"
+                       if rounds else "")
         print(f"| {case['dtype']} | {case['B']} | {r['fwd_ms']:.4f} | {b['fwd_ms']:.4f} | {case['rlk_over_cublas']['fwd']:.2f}x "
               f"| {r['fwd_bwd_ms']:.4f} | {b['fwd_bwd_ms']:.4f} | {case['rlk_over_cublas']['fwd_bwd']:.2f}x "
               f"| {f['fwd_ms']:.4f} / {f['fwd_bwd_ms']:.4f} | {case['rlk_fraction_of_floor']['fwd_bwd']:.0%} "
-              f"| {anchor_text} | {r['device_MiB']:.0f} / {b['device_MiB']:.0f} |")
+              f"| {anchor_text} | {r['device_MiB']:.0f} / {b['device_MiB']:.0f} |" + spread_text)
     if len(sys.argv) > 3:
         print_pytorch_table(report, json.load(open(sys.argv[3])))
+
+
+def spread(rounds, median):
+    """(max - min) / median of the rounds' medians, as `rlk bench` prints it."""
+    return (max(rounds) - min(rounds)) / median if rounds and median > 0 else 0.0
 
 
 def print_pytorch_table(report, pytorch):
