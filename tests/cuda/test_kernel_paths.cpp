@@ -1,6 +1,6 @@
 // The CUDA plugin may pick its kernels by B (bf16: mma.sync, or wgmma with a narrow or wide
 // batch tile, cooperative or ping-pong, or the streaming forward up to B = 8; fp32: tiled
-// CUDA-core GEMMs, or the streaming kernels up to B = 16) only because every choice gives the
+// CUDA-core GEMMs in two tilings, or the streaming kernels up to B = 16) only because every choice gives the
 // same bytes. This checks that claim directly
 // on the kernels: each implementation, forced, against one reference implementation, byte for
 // byte, for every output, at batch sizes on both sides of each switch point; outputs are
@@ -221,6 +221,27 @@ TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) 
         EXPECT_EQ(differing_elements(reference[o], got[o], 2), 0u)
             << kNames[o] << " at B = " << B << ": " << choice.name << " differs from mma.sync";
       }
+    }
+  }
+}
+
+// The fp32 tiled GEMMs come in two tilings (64 x 64 and 64 x 128 outputs per CTA), chosen per
+// GEMM by B: the wide tiles, forced for all three GEMMs, against the narrow ones, at batch sizes
+// on both sides of the switches, past a tile's width and at the largest batch.
+TEST_F(KernelPaths, Fp32TiledGemmsGiveTheSameBytesWhateverTheirTiles) {
+  for (int B : {9, 17, 64, 300, 2048}) {
+    KernelChoice narrow;
+    narrow.streaming = Streaming::off;
+    narrow.fp32 = {Fp32Tiles::narrow, Fp32Tiles::narrow, Fp32Tiles::narrow};
+    KernelChoice wide = narrow;
+    wide.fp32 = {Fp32Tiles::wide, Fp32Tiles::wide, Fp32Tiles::wide};
+    const auto reference = run(Storage::float32, B, narrow);
+    const auto got = run(Storage::float32, B, wide);
+    for (std::size_t o = 0; o < got.size(); ++o) {
+      ASSERT_EQ(poison_left(reference[o], 4), 0u) << kNames[o] << " not fully written by the narrow tiles at B = " << B;
+      ASSERT_EQ(poison_left(got[o], 4), 0u) << kNames[o] << " not fully written by the wide tiles at B = " << B;
+      EXPECT_EQ(differing_elements(reference[o], got[o], 4), 0u)
+          << kNames[o] << " at B = " << B << ": the 64 x 128 tiles differ from the 64 x 64 ones";
     }
   }
 }

@@ -560,176 +560,207 @@ using GradWConfig = Config<128, 128, 32, 2, 2, 4, true, Op::kGradW>;
 }  // namespace mma
 
 // ---------------------------------------------------------------------------------------------
-// fp32: CUDA-core FFMA (no TF32), 64x64 CTA tile, 16-deep r-tile, 4x4 outputs per thread,
-// operands staged through registers into [r][i] shared-memory tiles (double buffered).
-// Thread (tc, tm) with tc = tid / 16 owning columns so that all-padding column groups map to
-// whole warps, which then skip their FFMAs.
+// fp32: CUDA-core FFMA (no TF32), operands through a cp.async pipeline, two tilings (64 x 64
+// with 4 x 4 outputs per thread, 64 x 128 with 4 x 8) chosen per GEMM by B; see gemm_kernel.
 namespace simt {
 
-constexpr int kBM = 64;
-constexpr int kBN = 64;
-constexpr int kBR = kFp32GradWChunk;  // grad_w: rows per compensated chunk (part of the bytes)
-constexpr int kLoadR = 32;   // reduction steps staged per pipeline step (speed only)
+constexpr int kBR = kFp32GradWChunk;  // reduction steps per pipeline stage = grad_w's chunk (part of the bytes)
 constexpr int kThreads = 256;
-constexpr int kFetches = kLoadR / 16;  // float4 per thread per operand per step
+constexpr int kStages = 6;
+// r-contiguous operands are stored [i][r] with rows of kBR + 4 floats: five 16-byte units, an
+// odd count, so the 8 rows a quarter-warp reads (consecutive i) fall in distinct bank groups.
+constexpr int kRPitch = kBR + 4;
 
-// Loads part q of one 64 x kLoadR operand tile (i-range [i0, i0+64), r-range [r0, r0+kLoadR))
-// into registers, one float4; storage rows at or beyond row_limit read as zero.
-template <bool rcontig>
-__device__ __forceinline__ float4 fetch(const float* g, std::int64_t ld, int i0, int r0,
-                                        int row_limit, int q) {
-  const int t = threadIdx.x;
-  int grow;
-  int gcol;
-  if constexpr (rcontig) {
-    grow = i0 + t / 4;
-    gcol = r0 + q * 16 + (t % 4) * 4;
-  } else {
-    grow = r0 + q * 16 + t / 16;
-    gcol = i0 + (t % 16) * 4;
-  }
-  if (grow >= row_limit) return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  return *reinterpret_cast<const float4*>(g + static_cast<std::int64_t>(grow) * ld + gcol);
+template <bool rcontig, int I>
+constexpr int tile_elems() {
+  return rcontig ? I * kRPitch : kBR * I;  // i-contiguous: [r][i], rows of I floats
 }
 
+// The j-th index (of T) that thread t of 16 owns along an operand's i axis: r-contiguous rows
+// t + 16 j (a quarter-warp reads 8 different rows, or one row everywhere: a broadcast);
+// i-contiguous groups of 4 adjacent i, t * 4 + 64 (j / 4) + j % 4 (a quarter-warp reads 8
+// adjacent 16-byte units).
 template <bool rcontig>
-__device__ __forceinline__ void store(float (*tile)[kBM], float4 v, int q) {
-  const int t = threadIdx.x;
-  if constexpr (rcontig) {
-    const int i = t / 4;
-    const int r = q * 16 + (t % 4) * 4;
-    tile[r + 0][i] = v.x;
-    tile[r + 1][i] = v.y;
-    tile[r + 2][i] = v.z;
-    tile[r + 3][i] = v.w;
-  } else {
-    *reinterpret_cast<float4*>(&tile[q * 16 + t / 16][(t % 16) * 4]) = v;
+__device__ __forceinline__ int owned(int t, int j) {
+  return rcontig ? t + 16 * j : t * 4 + 64 * (j / 4) + j % 4;
+}
+
+// One stage (kBR reduction steps from r0) of an operand whose i-range starts at i0; storage rows
+// at or beyond row_limit (r-contiguous: i; i-contiguous: r) are zero-filled without a read.
+template <bool rcontig, int I>
+__device__ __forceinline__ void load_stage(float* dst, const float* g, std::int64_t ld, int i0, int r0, int row_limit) {
+  constexpr int kChunksPerRow = rcontig ? kBR / 4 : I / 4;
+  constexpr int kChunks = (rcontig ? I : kBR) * kChunksPerRow;
+  static_assert(kChunks % kThreads == 0, "a stage must divide evenly over the threads");
+#pragma unroll
+  for (int n = 0; n < kChunks / kThreads; ++n) {
+    const int idx = n * kThreads + static_cast<int>(threadIdx.x);
+    const int row = idx / kChunksPerRow;
+    const int chunk = idx % kChunksPerRow;
+    const int grow = rcontig ? i0 + row : r0 + row;
+    const bool ok = grow < row_limit;
+    const float* src = rcontig ? g + static_cast<std::int64_t>(grow) * ld + r0 + chunk * 4
+                               : g + static_cast<std::int64_t>(grow) * ld + i0 + chunk * 4;
+    cp_async16(dst + row * (rcontig ? kRPitch : I) + chunk * 4, ok ? src : g, ok ? 16 : 0);
   }
 }
 
-// One element's arithmetic is the same whatever kLoadR is: forward and d_temb chain fmaf over
-// r ascending from 0 into one register; grad_w chains each kBR-row chunk from 0 and folds it
-// into (hi, lo) with TwoSum, for the chunks that hold a row < B (r_len rounded up to kBR).
-template <Op op>
-__global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
-  await_prior_grids();
+template <Op op, int TM, int TC>
+struct Shape {
   using L = OpLayout<op>;
-  __shared__ __align__(16) float sa[2][kLoadR][kBM];
-  __shared__ __align__(16) float sb[2][kLoadR][kBN];
+  static constexpr int BM = 16 * TM, BC = 16 * TC;
+  static constexpr int kAElems = tile_elems<L::a_rcontig, BM>();
+  static constexpr int kStageElems = kAElems + tile_elems<L::b_rcontig, BC>();
+  static constexpr std::size_t kSmemBytes = std::size_t(kStages) * kStageElems * sizeof(float);
+};
 
-  const int c0 = blockIdx.x * kBN;
-  const int m0 = blockIdx.y * kBM;
+// CTA tile (16 TM) x (16 TC) outputs, 256 threads as 16 (m) x 16 (c), each TM x TC of them; the
+// operands stream through a kStages-deep cp.async pipeline of kBR reduction steps per stage,
+// stored as they lie in memory, and are read with 16-byte shared loads (r-contiguous: four
+// steps of one owned row; i-contiguous: four owned indices of one step). One element's
+// arithmetic: forward and d_temb chain fmaf over r ascending from 0 into one register; grad_w
+// chains each kBR-row chunk from 0 and folds it into (hi, lo) with TwoSum, for the chunks that
+// hold a row < B (r_len = B rounded up to kBR). The tile shape never enters it.
+template <Op op, int TM, int TC>
+__global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
+  using S = Shape<op, TM, TC>;
+  using L = OpLayout<op>;
+  constexpr bool ar = L::a_rcontig, br = L::b_rcontig;
+  constexpr bool kFold = op == Op::kGradW;
+  extern __shared__ __align__(16) float smem[];
+  const int c0 = blockIdx.x * S::BC;
+  const int m0 = blockIdx.y * S::BM;
   const int r_base = blockIdx.z * p.r_len;
-  const int tc = threadIdx.x / 16;
   const int tm = threadIdx.x % 16;
+  const int tc = threadIdx.x / 16;
   const float* ga = static_cast<const float*>(p.a);
   const float* gb = static_cast<const float*>(p.b);
-  const bool active = c0 + tc * 4 < p.c_valid;
+  // A thread whose every column is padding skips its FMAs (its outputs are not stored).
+  const bool active = c0 + owned<br>(tc, 0) < p.c_valid;
+  const int steps = p.r_len / kBR;
 
-  float acc[4][4];
-  float hi[4][4];
-  float lo[4][4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) acc[i][j] = hi[i][j] = lo[i][j] = 0.0f;
-
-  const int num_tiles = (p.r_len + kLoadR - 1) / kLoadR;
-  float4 va[kFetches], vb[kFetches];
-#pragma unroll
-  for (int q = 0; q < kFetches; ++q) {
-    va[q] = fetch<L::a_rcontig>(ga, p.lda, m0, r_base, p.a_row_limit, q);
-    vb[q] = fetch<L::b_rcontig>(gb, p.ldb, c0, r_base, p.b_row_limit, q);
-  }
-#pragma unroll
-  for (int q = 0; q < kFetches; ++q) {
-    store<L::a_rcontig>(sa[0], va[q], q);
-    store<L::b_rcontig>(sb[0], vb[q], q);
-  }
-  __syncthreads();
-
-  for (int tile = 0; tile < num_tiles; ++tile) {
-    const int cur = tile & 1;
-    if (tile + 1 < num_tiles) {
-      const int r0 = r_base + (tile + 1) * kLoadR;
-#pragma unroll
-      for (int q = 0; q < kFetches; ++q) {
-        va[q] = fetch<L::a_rcontig>(ga, p.lda, m0, r0, p.a_row_limit, q);
-        vb[q] = fetch<L::b_rcontig>(gb, p.ldb, c0, r0, p.b_row_limit, q);
-      }
+  await_prior_grids();
+  auto issue = [&](int step) {
+    if (step < steps) {
+      float* st = smem + (step % kStages) * S::kStageElems;
+      const int r0 = r_base + step * kBR;
+      load_stage<ar, S::BM>(st, ga, p.lda, m0, r0, p.a_row_limit);
+      load_stage<br, S::BC>(st + S::kAElems, gb, p.ldb, c0, r0, p.b_row_limit);
     }
+    cp_async_commit();  // an empty group past the end keeps the wait count uniform
+  };
+#pragma unroll
+  for (int step = 0; step < kStages - 1; ++step) issue(step);
+
+  float acc[TM][TC];
+  float hi[kFold ? TM : 1][kFold ? TC : 1];
+  float lo[kFold ? TM : 1][kFold ? TC : 1];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TC; ++j) acc[i][j] = 0.0f;
+  if constexpr (kFold) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int j = 0; j < TC; ++j) hi[i][j] = lo[i][j] = 0.0f;
+  }
+
+  for (int step = 0; step < steps; ++step) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();  // stage `step` landed for every thread; stage step - 1 is consumed
+    issue(step + kStages - 1);
+    const float* sa = smem + (step % kStages) * S::kStageElems;
+    const float* sb = sa + S::kAElems;
     if (active) {
 #pragma unroll
-      for (int h = 0; h < kLoadR / kBR; ++h) {
-        // grad_w: a chunk past r_len (= B rounded up to kBR) holds only padding: skipped, so
-        // its TwoSum fold, which could turn a -0 sum into +0, never happens.
-        if (op == Op::kGradW && tile * kLoadR + h * kBR >= p.r_len) break;
+      for (int r4 = 0; r4 < kBR; r4 += 4) {
+        float4 a4[ar ? TM : 1], b4[br ? TC : 1];
+        if constexpr (ar) {
 #pragma unroll
-        for (int r = h * kBR; r < (h + 1) * kBR; ++r) {
-          const float4 a = *reinterpret_cast<const float4*>(&sa[cur][r][tm * 4]);
-          const float4 b = *reinterpret_cast<const float4*>(&sb[cur][r][tc * 4]);
-          const float av[4] = {a.x, a.y, a.z, a.w};
-          const float bv[4] = {b.x, b.y, b.z, b.w};
-#pragma unroll
-          for (int i = 0; i < 4; ++i)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+          for (int i = 0; i < TM; ++i) a4[i] = *reinterpret_cast<const float4*>(&sa[owned<true>(tm, i) * kRPitch + r4]);
         }
-        if constexpr (op == Op::kGradW) {
-          // One kBR-row chunk of batch rows: fold it into the compensated sum.
+        if constexpr (br) {
 #pragma unroll
-          for (int i = 0; i < 4; ++i)
+          for (int j = 0; j < TC; ++j) b4[j] = *reinterpret_cast<const float4*>(&sb[owned<true>(tc, j) * kRPitch + r4]);
+        }
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
-              two_sum_add(hi[i][j], lo[i][j], acc[i][j]);
-              acc[i][j] = 0.0f;
+        for (int rr = 0; rr < 4; ++rr) {
+          float av[TM], bv[TC];
+          if constexpr (ar) {
+#pragma unroll
+            for (int i = 0; i < TM; ++i) av[i] = rr == 0 ? a4[i].x : rr == 1 ? a4[i].y : rr == 2 ? a4[i].z : a4[i].w;
+          } else {
+#pragma unroll
+            for (int g = 0; g < TM / 4; ++g) {
+              const float4 v = *reinterpret_cast<const float4*>(&sa[(r4 + rr) * S::BM + owned<false>(tm, 4 * g)]);
+              av[4 * g] = v.x, av[4 * g + 1] = v.y, av[4 * g + 2] = v.z, av[4 * g + 3] = v.w;
             }
+          }
+          if constexpr (br) {
+#pragma unroll
+            for (int j = 0; j < TC; ++j) bv[j] = rr == 0 ? b4[j].x : rr == 1 ? b4[j].y : rr == 2 ? b4[j].z : b4[j].w;
+          } else {
+#pragma unroll
+            for (int g = 0; g < TC / 4; ++g) {
+              const float4 v = *reinterpret_cast<const float4*>(&sb[(r4 + rr) * S::BC + owned<false>(tc, 4 * g)]);
+              bv[4 * g] = v.x, bv[4 * g + 1] = v.y, bv[4 * g + 2] = v.z, bv[4 * g + 3] = v.w;
+            }
+          }
+#pragma unroll
+          for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TC; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
         }
       }
-    }
-    if (tile + 1 < num_tiles) {
+      if constexpr (kFold) {  // one kBR-row chunk of batch rows: fold it into the compensated sum
 #pragma unroll
-      for (int q = 0; q < kFetches; ++q) {
-        store<L::a_rcontig>(sa[cur ^ 1], va[q], q);
-        store<L::b_rcontig>(sb[cur ^ 1], vb[q], q);
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+          for (int j = 0; j < TC; ++j) {
+            two_sum_add(hi[i][j], lo[i][j], acc[i][j]);
+            acc[i][j] = 0.0f;
+          }
       }
     }
-    __syncthreads();
   }
+  cp_async_wait<0>();
   release_dependent_grids();
 
   if (!active) return;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int m = m0 + tm * 4 + i;
-    if constexpr (op == Op::kGradW) {
-      float4 v;
-      v.x = two_sum_value(hi[i][0], lo[i][0]);
-      v.y = two_sum_value(hi[i][1], lo[i][1]);
-      v.z = two_sum_value(hi[i][2], lo[i][2]);
-      v.w = two_sum_value(hi[i][3], lo[i][3]);
-      *reinterpret_cast<float4*>(static_cast<float*>(p.out) + static_cast<std::int64_t>(m) * kK + c0 + tc * 4) = v;
-    } else {
+  for (int i = 0; i < TM; ++i) {
+    const int m = m0 + owned<ar>(tm, i);
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int c = c0 + tc * 4 + j;
-        if constexpr (op == Op::kForward) {
-          if (c < p.B)
-            static_cast<float*>(p.out)[static_cast<std::int64_t>(c) * kN + m] =
-                acc[i][j] + static_cast<const float*>(p.bias)[m];
-        } else {
-          if (c < p.B)
-            static_cast<float*>(p.out)[static_cast<std::int64_t>(blockIdx.z) * p.B * kK +
-                                       static_cast<std::int64_t>(c) * kK + m] = acc[i][j];
+    for (int j = 0; j < TC; ++j) {
+      const int c = c0 + owned<br>(tc, j);
+      if constexpr (op == Op::kGradW) {  // owned columns come in groups of 4 adjacent ones
+        if (j % 4 == 0) {
+          const float4 v{two_sum_value(hi[i][j], lo[i][j]), two_sum_value(hi[i][j + 1], lo[i][j + 1]),
+                         two_sum_value(hi[i][j + 2], lo[i][j + 2]), two_sum_value(hi[i][j + 3], lo[i][j + 3])};
+          *reinterpret_cast<float4*>(static_cast<float*>(p.out) + static_cast<std::int64_t>(m) * kK + c) = v;
         }
+      } else if constexpr (op == Op::kForward) {
+        if (c < p.B)
+          static_cast<float*>(p.out)[static_cast<std::int64_t>(c) * kN + m] =
+              acc[i][j] + static_cast<const float*>(p.bias)[m];
+      } else {
+        if (c < p.B)
+          static_cast<float*>(p.out)[static_cast<std::int64_t>(blockIdx.z) * p.B * kK + static_cast<std::int64_t>(c) * kK + m] =
+              acc[i][j];
       }
     }
   }
 }
 
-template <Op op>
-cudaError_t launch(const GemmParams& p, dim3 grid, cudaStream_t stream) {
-  return launch::kernel<gemm_kernel<op>>(grid, kThreads, 0, stream, p);
+// Grid: c-tiles (fastest, so CTAs that share an A tile run together), m-tiles, r-slices.
+template <Op op, int TM, int TC>
+cudaError_t launch(const GemmParams& p, int c_extent, int m_extent, int slices, cudaStream_t stream) {
+  using S = Shape<op, TM, TC>;
+  constexpr auto kernel = gemm_kernel<op, TM, TC>;
+  if (const cudaError_t err = launch::allow_smem<kernel>(S::kSmemBytes); err != cudaSuccess) return err;
+  const dim3 grid((c_extent + S::BC - 1) / S::BC, m_extent / S::BM, slices);
+  return launch::kernel<kernel>(grid, kThreads, S::kSmemBytes, stream, p);
 }
 
 }  // namespace simt
@@ -849,6 +880,26 @@ cudaError_t resolve_fp32(KernelChoice* g, int B, int up_to_b) {
   return cudaSuccess;
 }
 
+// fp32 tiled GEMMs: from which batch size each GEMM runs the 64 x 128 tiles (the 64 x 64 ones
+// below it), measured on an H200 (docs/notes/cuda-kernels.md). Speed only: every tiling gives the
+// same bytes.
+constexpr int kFp32ForwardWideFromB = 512;
+constexpr int kFp32DTembWideFromB = 128;
+constexpr int kFp32GradWWideFromB = 1;  // every B (its c is K = 3072)
+
+Fp32Tiles resolve_tiles(Fp32Tiles t, int B, int wide_from_b) {
+  if (t != Fp32Tiles::automatic) return t;
+  return B >= wide_from_b ? Fp32Tiles::wide : Fp32Tiles::narrow;
+}
+
+// One fp32 tiled GEMM: c_extent columns, m_extent rows, `slices` r-slices of p.r_len each.
+template <Op op>
+cudaError_t launch_fp32_gemm(Fp32Tiles tiles, const GemmParams& p, int c_extent, int m_extent, int slices,
+                             cudaStream_t stream) {
+  return tiles == Fp32Tiles::wide ? simt::launch<op, 4, 8>(p, c_extent, m_extent, slices, stream)
+                                  : simt::launch<op, 4, 4>(p, c_extent, m_extent, slices, stream);
+}
+
 sm90::BatchTile tile_of(GemmFamily f) {
   return f == GemmFamily::wgmma_narrow ? sm90::BatchTile::narrow : sm90::BatchTile::wide;
 }
@@ -884,8 +935,7 @@ cudaError_t forward_impl(int B, const ForwardTensors& t, void* ws, const KernelC
   if constexpr (sizeof(T) == 2) {
     return mma::launch<mma::FwdConfig, Op::kForward>(p, B, kN, 1, stream);
   } else {
-    return simt::launch<Op::kForward>(
-        p, dim3((B + simt::kBN - 1) / simt::kBN, kN / simt::kBM, 1), stream);
+    return launch_fp32_gemm<Op::kForward>(resolve_tiles(choice.fp32.forward, B, kFp32ForwardWideFromB), p, B, kN, 1, stream);
   }
 }
 
@@ -939,11 +989,12 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
                                      : sm90::GradWSchedule::cooperative,
                                  B, t.grad_out, s, t.grad_weight, stream);
   } else {
-    err = simt::launch<Op::kDTemb>(
-        dt, dim3((B + simt::kBN - 1) / simt::kBN, kK / simt::kBM, kSplitN), stream);
+    err = launch_fp32_gemm<Op::kDTemb>(resolve_tiles(choice.fp32.grad_temb, B, kFp32DTembWideFromB), dt, B, kK, kSplitN,
+                                       stream);
     if (err != cudaSuccess) return err;
     gw.r_len = round_up_int(B, simt::kBR);
-    err = simt::launch<Op::kGradW>(gw, dim3(kK / simt::kBN, kN / simt::kBM, 1), stream);
+    err = launch_fp32_gemm<Op::kGradW>(resolve_tiles(choice.fp32.grad_weight, B, kFp32GradWWideFromB), gw, kK, kN, 1,
+                                       stream);
   }
   if (err != cudaSuccess) return err;
 

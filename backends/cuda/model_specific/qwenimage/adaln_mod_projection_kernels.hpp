@@ -58,11 +58,22 @@ enum class GemmFamily { automatic, mma_sync, wgmma_narrow, wgmma_wide, wgmma_pin
 // cudaErrorInvalidValue where no streaming kernel applies (a larger B, the bf16 backward, a
 // forced bf16 forward family), with cudaErrorNotSupported on a device without that memory.
 enum class Streaming { automatic, off, on };
+// fp32, per GEMM where the tiled kernels run (B past the streaming kernels, or streaming off):
+// `narrow` 64 x 64 output tiles (4 x 4 per thread), `wide` 64 x 128 (4 x 8 per thread, 128 batch
+// columns for forward and grad_temb, 128 K columns for grad_weight). Same bytes whichever runs;
+// bf16 calls ignore these fields.
+enum class Fp32Tiles { automatic, narrow, wide };
+struct Fp32TileChoice {
+  Fp32Tiles forward = Fp32Tiles::automatic;
+  Fp32Tiles grad_temb = Fp32Tiles::automatic;
+  Fp32Tiles grad_weight = Fp32Tiles::automatic;
+};
 struct KernelChoice {
   GemmFamily forward = GemmFamily::automatic;
   GemmFamily grad_temb = GemmFamily::automatic;
   GemmFamily grad_weight = GemmFamily::automatic;
   Streaming streaming = Streaming::automatic;
+  Fp32TileChoice fp32{};
 };
 
 // Returns cudaErrorInvalidValue for shapes the kernels do not support.

@@ -291,7 +291,12 @@ struct Timing {
   double fwd, fwdbwd, cub_fwd, cub_fwdbwd;
   double gemm_fwd[3] = {}, gemm_bwd_dt[3] = {}, gemm_bwd_gw = 0, gemm_bwd_gw_pp = 0;
   double stream_fwd[2] = {}, stream_fwdbwd[2] = {};  // streaming off, on (fp32 B <= 16; bf16 B <= 8, fwd)
+  // fp32 tiled GEMMs, narrow / wide: forward alone; backward with grad_temb varied (grad_weight
+  // narrow); backward with grad_weight varied (grad_temb narrow)
+  double f32_fwd[2] = {}, f32_bwd_dt[2] = {}, f32_bwd_gw[2] = {};
 };
+
+constexpr Fp32Tiles kFp32Tiles[2] = {Fp32Tiles::narrow, Fp32Tiles::wide};
 
 double median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
@@ -376,6 +381,20 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
               run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0);
               run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0);
             });
+        }
+        g_choice = saved;
+      }
+      if (f32 && g_compare && B >= 64) {
+        const KernelChoice saved = g_choice;
+        const Fp32Tiles reg = Fp32Tiles::narrow;
+        for (int f = 0; f < 2; ++f) {
+          g_choice.streaming = Streaming::off;
+          g_choice.fp32 = Fp32TileChoice{kFp32Tiles[f], reg, reg};
+          t.f32_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
+          g_choice.fp32 = Fp32TileChoice{reg, kFp32Tiles[f], reg};
+          t.f32_bwd_dt[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
+          g_choice.fp32 = Fp32TileChoice{reg, reg, kFp32Tiles[f]};
+          t.f32_bwd_gw[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
         }
         g_choice = saved;
       }
@@ -749,6 +768,28 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     g_choice = saved;
   }
 
+  // ---- the fp32 tiled GEMMs, wide against narrow tiles byte for byte
+  if (f32 && g_compare) {
+    const KernelChoice saved = g_choice;
+    for (int B : {9, 17, 64, 255, 2048}) {
+      std::array<std::vector<unsigned char>, 4> out[2];
+      for (int f = 0; f < 2; ++f) {
+        g_choice = KernelChoice{};
+        g_choice.streaming = Streaming::off;
+        g_choice.fp32 = Fp32TileChoice{kFp32Tiles[f], kFp32Tiles[f], kFp32Tiles[f]};
+        out[f] = outputs_of<T>(b, B);
+      }
+      for (int o = 0; o < 4; ++o) {
+        const std::size_t diff = differing<T>(out[0][o], out[1][o]);
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "fp32 B=%d %s: wide tiles' bytes equal narrow tiles' (%zu of %zu differ)", B,
+                      kOutputNames[o], diff, out[0][o].size() / sizeof(T));
+        report(diff == 0, buf);
+      }
+    }
+    g_choice = saved;
+  }
+
   // ---- the fp32 streaming kernels, byte for byte against the tiled ones, at every B they take
   if (f32 && g_compare) {
     const KernelChoice saved = g_choice;
@@ -847,6 +888,14 @@ int main(int argc, char** argv) {
         if (t.B <= (tv == &t32 ? 16 : 8))
           std::printf("%s B %5d | fwd %8.4f %8.4f | fwd+bwd %8.4f %8.4f\n", tv == &t16 ? "bf16" : "fp32", t.B,
                       t.stream_fwd[0], t.stream_fwd[1], t.stream_fwdbwd[0], t.stream_fwdbwd[1]);
+  }
+  if (g_compare) {
+    std::printf("\nfp32 tiled GEMMs (ms, median of 25): fwd with narrow / wide tiles; bwd with d_temb narrow / wide "
+                "(grad_w narrow); bwd with grad_w narrow / wide (d_temb narrow)\n");
+    for (const auto& t : t32)
+      if (t.B >= 64)
+        std::printf("B %5d | fwd %8.4f %8.4f | bwd dt %8.4f %8.4f | bwd gw %8.4f %8.4f\n", t.B, t.f32_fwd[0],
+                    t.f32_fwd[1], t.f32_bwd_dt[0], t.f32_bwd_dt[1], t.f32_bwd_gw[0], t.f32_bwd_gw[1]);
   }
   std::printf("\nfailures: %d\n", g_failures);
   return g_failures == 0 ? 0 : 1;
