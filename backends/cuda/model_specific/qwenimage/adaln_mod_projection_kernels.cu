@@ -576,10 +576,12 @@ constexpr int tile_elems() {
   return rcontig ? I * kRPitch : kBR * I;  // i-contiguous: [r][i], rows of I floats
 }
 
-// The j-th index (of T) that thread t of 16 owns along an operand's i axis: r-contiguous rows
-// t + 16 j (a quarter-warp reads 8 different rows, or one row everywhere: a broadcast);
-// i-contiguous groups of 4 adjacent i, t * 4 + 64 (j / 4) + j % 4 (a quarter-warp reads 8
-// adjacent 16-byte units).
+// The j-th row (of TM) of the A tile that thread tm of 16 owns: for an r-contiguous A, rows
+// tm + 16 j (the 8 lanes of a quarter-warp, consecutive tm, read 8 different rows: distinct bank
+// groups by the odd row pitch); for an i-contiguous A, groups of 4 adjacent rows,
+// tm * 4 + 64 (j / 4) + j % 4 (a quarter-warp reads 8 adjacent 16-byte units). The B columns a
+// thread owns are TC adjacent ones, tc * TC + j: a quarter-warp shares tc, so its B reads are
+// broadcasts whatever the layout, and columns past B leave whole warps idle at small B.
 template <bool rcontig>
 __device__ __forceinline__ int owned(int t, int j) {
   return rcontig ? t + 16 * j : t * 4 + 64 * (j / 4) + j % 4;
@@ -636,7 +638,7 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
   const float* ga = static_cast<const float*>(p.a);
   const float* gb = static_cast<const float*>(p.b);
   // A thread whose every column is padding skips its FMAs (its outputs are not stored).
-  const bool active = c0 + owned<br>(tc, 0) < p.c_valid;
+  const bool active = c0 + tc * TC < p.c_valid;
   const int steps = p.r_len / kBR;
 
   await_prior_grids();
@@ -682,7 +684,7 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
         }
         if constexpr (br) {
 #pragma unroll
-          for (int j = 0; j < TC; ++j) b4[j] = *reinterpret_cast<const float4*>(&sb[owned<true>(tc, j) * kRPitch + r4]);
+          for (int j = 0; j < TC; ++j) b4[j] = *reinterpret_cast<const float4*>(&sb[(tc * TC + j) * kRPitch + r4]);
         }
 #pragma unroll
         for (int rr = 0; rr < 4; ++rr) {
@@ -703,7 +705,7 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
           } else {
 #pragma unroll
             for (int g = 0; g < TC / 4; ++g) {
-              const float4 v = *reinterpret_cast<const float4*>(&sb[(r4 + rr) * S::BC + owned<false>(tc, 4 * g)]);
+              const float4 v = *reinterpret_cast<const float4*>(&sb[(r4 + rr) * S::BC + tc * TC + 4 * g]);
               bv[4 * g] = v.x, bv[4 * g + 1] = v.y, bv[4 * g + 2] = v.z, bv[4 * g + 3] = v.w;
             }
           }
@@ -733,8 +735,8 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
     const int m = m0 + owned<ar>(tm, i);
 #pragma unroll
     for (int j = 0; j < TC; ++j) {
-      const int c = c0 + owned<br>(tc, j);
-      if constexpr (op == Op::kGradW) {  // owned columns come in groups of 4 adjacent ones
+      const int c = c0 + tc * TC + j;
+      if constexpr (op == Op::kGradW) {  // the owned columns are adjacent: 16-byte stores
         if (j % 4 == 0) {
           const float4 v{two_sum_value(hi[i][j], lo[i][j]), two_sum_value(hi[i][j + 1], lo[i][j + 1]),
                          two_sum_value(hi[i][j + 2], lo[i][j + 2]), two_sum_value(hi[i][j + 3], lo[i][j + 3])};
