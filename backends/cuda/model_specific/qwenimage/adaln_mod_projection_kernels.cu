@@ -587,6 +587,25 @@ __device__ __forceinline__ int owned(int t, int j) {
   return rcontig ? t + 16 * j : t * 4 + 64 * (j / 4) + j % 4;
 }
 
+// The values of reduction step `r` (= r4 + rr) at an operand's T owned indices: taken from
+// `quad`, the 16-byte loads of the four steps r4 .. r4 + 3 (r-contiguous: quad[j] holds them for
+// index j), or loaded now as T / 4 groups of 4 adjacent indices at first + stride * g of row r
+// (i-contiguous tile, rows of `row_elems` floats).
+template <bool rcontig, int T>
+__device__ __forceinline__ void step_values(float (&v)[T], const float4 (&quad)[rcontig ? T : 1], const float* tile,
+                                            int row_elems, int r, int rr, int first, int stride) {
+  if constexpr (rcontig) {
+#pragma unroll
+    for (int j = 0; j < T; ++j) v[j] = rr == 0 ? quad[j].x : rr == 1 ? quad[j].y : rr == 2 ? quad[j].z : quad[j].w;
+  } else {
+#pragma unroll
+    for (int g = 0; g < T / 4; ++g) {
+      const float4 q = *reinterpret_cast<const float4*>(&tile[r * row_elems + first + stride * g]);
+      v[4 * g] = q.x, v[4 * g + 1] = q.y, v[4 * g + 2] = q.z, v[4 * g + 3] = q.w;
+    }
+  }
+}
+
 // One stage (kBR reduction steps from r0) of an operand whose i-range starts at i0; storage rows
 // at or beyond row_limit (r-contiguous: i; i-contiguous: r) are zero-filled without a read.
 template <bool rcontig, int I>
@@ -689,26 +708,9 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
 #pragma unroll
         for (int rr = 0; rr < 4; ++rr) {
           float av[TM], bv[TC];
-          if constexpr (ar) {
-#pragma unroll
-            for (int i = 0; i < TM; ++i) av[i] = rr == 0 ? a4[i].x : rr == 1 ? a4[i].y : rr == 2 ? a4[i].z : a4[i].w;
-          } else {
-#pragma unroll
-            for (int g = 0; g < TM / 4; ++g) {
-              const float4 v = *reinterpret_cast<const float4*>(&sa[(r4 + rr) * S::BM + owned<false>(tm, 4 * g)]);
-              av[4 * g] = v.x, av[4 * g + 1] = v.y, av[4 * g + 2] = v.z, av[4 * g + 3] = v.w;
-            }
-          }
-          if constexpr (br) {
-#pragma unroll
-            for (int j = 0; j < TC; ++j) bv[j] = rr == 0 ? b4[j].x : rr == 1 ? b4[j].y : rr == 2 ? b4[j].z : b4[j].w;
-          } else {
-#pragma unroll
-            for (int g = 0; g < TC / 4; ++g) {
-              const float4 v = *reinterpret_cast<const float4*>(&sb[(r4 + rr) * S::BC + tc * TC + 4 * g]);
-              bv[4 * g] = v.x, bv[4 * g + 1] = v.y, bv[4 * g + 2] = v.z, bv[4 * g + 3] = v.w;
-            }
-          }
+          // A's i-contiguous groups start at owned<false>(tm, 4 g) = tm * 4 + 64 g.
+          step_values<ar, TM>(av, a4, sa, S::BM, r4 + rr, rr, tm * 4, 64);
+          step_values<br, TC>(bv, b4, sb, S::BC, r4 + rr, rr, tc * TC, 4);
 #pragma unroll
           for (int i = 0; i < TM; ++i)
 #pragma unroll
