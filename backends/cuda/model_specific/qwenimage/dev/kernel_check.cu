@@ -386,14 +386,14 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
       }
       if (f32 && g_compare && B >= 64) {
         const KernelChoice saved = g_choice;
-        const Fp32Tiles reg = Fp32Tiles::narrow;
+        const Fp32Tiles narrow = Fp32Tiles::narrow;
         for (int f = 0; f < 2; ++f) {
           g_choice.streaming = Streaming::off;
-          g_choice.fp32 = Fp32TileChoice{kFp32Tiles[f], reg, reg};
+          g_choice.fp32 = Fp32TileChoice{kFp32Tiles[f], narrow, narrow};
           t.f32_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
-          g_choice.fp32 = Fp32TileChoice{reg, kFp32Tiles[f], reg};
+          g_choice.fp32 = Fp32TileChoice{narrow, kFp32Tiles[f], narrow};
           t.f32_bwd_dt[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
-          g_choice.fp32 = Fp32TileChoice{reg, reg, kFp32Tiles[f]};
+          g_choice.fp32 = Fp32TileChoice{narrow, narrow, kFp32Tiles[f]};
           t.f32_bwd_gw[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
         }
         g_choice = saved;
