@@ -203,7 +203,7 @@ std::size_t poison_left(const std::vector<unsigned char>& a, std::size_t es) {
 TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) {
   if (!wgmma_present()) GTEST_SKIP() << wgmma_absent_reason();
   const GemmFamily mma = GemmFamily::mma_sync;
-  for (int B : {1, 63, 64, 127, 128, 257, 1024, 1025, 2048}) {
+  for (int B : {1, 63, 64, 127, 128, 257, 1023, 1024, 1025, 2048}) {
     const auto reference = run(Storage::bfloat16, B, KernelChoice{mma, mma, mma});
     for (std::size_t o = 0; o < reference.size(); ++o)
       ASSERT_EQ(poison_left(reference[o], 2), 0u) << kNames[o] << " not fully written at B = " << B;
@@ -213,6 +213,8 @@ TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) 
     } choices[] = {
         {"wgmma narrow, grad_w ping-pong", {GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
         {"wgmma wide, grad_w cooperative", {GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide}},
+        {"wgmma swapped forward, narrow d_temb, grad_w ping-pong",
+         {GemmFamily::wgmma_swapped, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
         {"automatic", {}},
     };
     for (const auto& choice : choices) {
@@ -368,6 +370,10 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
       EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr,
                                KernelChoice{GemmFamily::mma_sync, GemmFamily::automatic, GemmFamily::automatic, Streaming::on}),
                 cudaErrorInvalidValue);
+      // only the forward has a swapped tiling
+      for (const KernelChoice c : {KernelChoice{GemmFamily::automatic, GemmFamily::wgmma_swapped, GemmFamily::automatic},
+                                   KernelChoice{GemmFamily::automatic, GemmFamily::automatic, GemmFamily::wgmma_swapped}})
+        EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);
     }
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     for (auto [ptr, n] : {std::pair{d.out, bytes}, std::pair{d.grad_weight, std::size_t(kN) * kK * elem(s)}}) {

@@ -67,6 +67,7 @@ struct GemmOf {
 using Plain = cutlass::epilogue::fusion::LinearCombination<float, float, void, float>;
 using PlainBf16 = cutlass::epilogue::fusion::LinearCombination<bf16, float, void, float>;
 using RowBias = cutlass::epilogue::fusion::LinCombPerRowBias<bf16, float, bf16, void, float>;
+using ColBias = cutlass::epilogue::fusion::LinCombPerColBias<bf16, float, bf16, void, float>;
 
 // forward: M = n (W rows), N = b, K = k.  A = W (K contiguous), B = s (K contiguous),
 // D = y as M-contiguous (y[b, n]), bias per M row.
@@ -82,6 +83,15 @@ using DTembWide = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Sh
 // grad_w: M = n, N = k, K = b.  A = dy (M contiguous), B = s (N contiguous), D = gw[n][k].
 // Cooperative for large B; ping-pong (one warpgroup's epilogue under the other's MMAs) where
 // the reduction over B is short and the 113 MB of grad_weight stores dominate.
+// The forward with the operands swapped: the batch is the wgmma M side (128 rows per tile) and
+// W's rows the N side, 144 per tile, so 128 batch rows make 128 tiles (18432 / 144): one wave on
+// the 132 SMs of an H200, where the tiles above make 144 per 128 batch rows (1.09 waves). Each
+// element is still one k16 MMA chain in ascending k over the same products, so the bytes are the
+// same (tests/cuda/test_kernel_paths.cpp). M = b, N = n, K = k: A = s (K contiguous), B = W (K
+// contiguous), D = y[b][n] (N contiguous), bias per N column. (The same swap for d_temb, 192 of
+// W's columns per tile, was within the run-to-run spread of the tiles above and slower at
+// B = 2048: not kept, docs/notes/cuda-kernels.md.)
+using ForwardSwapped = GemmOf<RowMajor, ColumnMajor, bf16, RowMajor, ColBias, Shape<_128, _144, _64>>;
 using GradW = GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_128, _128, _64>>;
 using GradWPingpong = GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_128, _128, _64>, Pingpong>;
 
@@ -153,6 +163,14 @@ cudaError_t forward_with(int B, const void* weight, const void* silu, const void
   return run<G>(args, stream);
 }
 
+cudaError_t forward_swapped(int B, const void* weight, const void* silu, const void* bias, void* out,
+                            cudaStream_t stream) {
+  using G = ForwardSwapped;
+  auto args = arguments_of<G>(B, kN, kK, 1, silu, kK, 0, weight, kK, 0, static_cast<bf16*>(out), kN, 0);
+  args.epilogue.thread.bias_ptr = static_cast<const bf16*>(bias);
+  return run<G>(args, stream);
+}
+
 template <class G>
 cudaError_t dtemb_with(int B, const void* weight, const void* grad_out, float* partial,
                        cudaStream_t stream) {
@@ -177,6 +195,7 @@ cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* 
                          const void* bias, void* out, cudaStream_t stream) {
   switch (tile) {
     case BatchTile::narrow: return forward_with<ForwardNarrow>(B, weight, silu, bias, out, stream);
+    case BatchTile::swapped: return forward_swapped(B, weight, silu, bias, out, stream);
     default: return forward_with<ForwardWide>(B, weight, silu, bias, out, stream);
   }
 }
@@ -185,6 +204,7 @@ cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* gr
                        float* partial, cudaStream_t stream) {
   switch (tile) {
     case BatchTile::narrow: return dtemb_with<DTembNarrow>(B, weight, grad_out, partial, stream);
+    case BatchTile::swapped: return cudaErrorInvalidValue;  // forward only
     default: return dtemb_with<DTembWide>(B, weight, grad_out, partial, stream);
   }
 }

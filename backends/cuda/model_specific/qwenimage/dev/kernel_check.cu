@@ -2,7 +2,7 @@
 // GPU oracle, raw-byte batch invariance, zero-row appends, determinism, NaN propagation, the
 // strict-math probe, and timings next to a plain cuBLAS baseline.
 // Usage: kernel_check [--probe-only | --profile | --timing-only] [--bf16-only | --fp32-only]
-//                     [--compare-gemms] [--gemms mma|narrow|wide]
+//                     [--compare-gemms] [--gemms mma|narrow|wide|swapped]
 //   --timing-only: no checks, timings for B <= 64 only.
 //   --profile: fwd+bwd at B = 1, 256 and 2048 only (after the accuracy check), for a kernel profiler.
 #include <algorithm>
@@ -29,7 +29,7 @@ constexpr int K = 3072;
 constexpr int N = 18432;
 constexpr int BMAX = 2048;
 constexpr int kSets = 3;
-// --gemms mma|narrow|wide forces the bf16 GEMM family for every check; --compare-gemms compares
+// --gemms mma|narrow|wide|swapped forces the bf16 GEMM family for every check; --compare-gemms compares
 // the implementations byte for byte and times each (bf16 GEMM families; fp32 tiled and
 // streaming kernels).
 KernelChoice g_choice{};
@@ -289,7 +289,7 @@ void compare_out(const char* name, const void* x, const double* ref, std::size_t
 struct Timing {
   int B;
   double fwd, fwdbwd, cub_fwd, cub_fwdbwd;
-  double gemm_fwd[3] = {}, gemm_bwd_dt[3] = {}, gemm_bwd_gw = 0, gemm_bwd_gw_pp = 0;
+  double gemm_fwd[4] = {}, gemm_bwd_dt[3] = {}, gemm_bwd_gw = 0, gemm_bwd_gw_pp = 0;
   double stream_fwd[2] = {}, stream_fwdbwd[2] = {};  // streaming off, on (fp32 B <= 16; bf16 B <= 8, fwd)
   // fp32 tiled GEMMs, narrow / wide: forward alone; backward with grad_temb varied (grad_weight
   // narrow); backward with grad_weight varied (grad_temb narrow)
@@ -362,7 +362,7 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
       }
       return median(ms);
     };
-    for (int B : {1, 3, 8, 16, 64, 128, 256, 512, 1024, 2048}) {
+    for (int B : {1, 3, 8, 16, 32, 64, 128, 192, 256, 384, 512, 1024, 2048}) {
       if (g_timing_only && B > 64) break;  // the batch sizes where the small-B kernels matter
       Timing t{B, 0, 0, 0, 0};
       t.fwd = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
@@ -402,10 +402,12 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
         // Each GEMM alone: forward with each implementation; backward with one GEMM varied
         // and the other on mma.sync.
         const KernelChoice saved = g_choice;
-        const GemmFamily fams[3] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide};
-        for (int f = 0; f < 3; ++f) {
+        const GemmFamily fams[4] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide,
+                                    GemmFamily::wgmma_swapped};
+        for (int f = 0; f < 4; ++f) {
           g_choice = KernelChoice{fams[f], GemmFamily::mma_sync, GemmFamily::mma_sync};
           t.gemm_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
+          if (fams[f] == GemmFamily::wgmma_swapped) continue;  // forward only
           g_choice = KernelChoice{GemmFamily::mma_sync, fams[f], GemmFamily::mma_sync};
           t.gemm_bwd_dt[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
         }
@@ -720,19 +722,22 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
   if (!f32 && g_compare) {
     const KernelChoice saved = g_choice;
     // forward / grad_temb / grad_weight choices, each compared with all-mma.sync
-    const KernelChoice fams[4] = {
+    constexpr int kFams = 5;
+    const KernelChoice fams[kFams] = {
         {GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::mma_sync},
         {GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong},
         {GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide},
+        {GemmFamily::wgmma_swapped, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong},
         {}};
-    const char* fam_names[4] = {"mma.sync", "wgmma narrow + grad_w ping-pong", "wgmma wide", "automatic"};
-    for (int B : {1, 3, 64, 255, 256, 257, 1024, 2048}) {
-      std::array<std::vector<unsigned char>, 4> out[4];
-      for (int f = 0; f < 4; ++f) {
+    const char* fam_names[kFams] = {"mma.sync", "wgmma narrow + grad_w ping-pong", "wgmma wide", "wgmma swapped forward",
+                                    "automatic"};
+    for (int B : {1, 3, 64, 127, 128, 129, 255, 256, 257, 1024, 2048}) {
+      std::array<std::vector<unsigned char>, 4> out[kFams];
+      for (int f = 0; f < kFams; ++f) {
         g_choice = fams[f];
         out[f] = outputs_of<T>(b, B);
       }
-      for (int f = 1; f < 4; ++f) {
+      for (int f = 1; f < kFams; ++f) {
         for (int o = 0; o < 4; ++o) {
           const std::size_t diff = differing<T>(out[0][o], out[f][o]);
           char buf[200];
@@ -857,6 +862,8 @@ int main(int argc, char** argv) {
         g_choice = KernelChoice{GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong};
       else if (std::strcmp(argv[i], "wide") == 0)
         g_choice = KernelChoice{GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide};
+      else if (std::strcmp(argv[i], "swapped") == 0)
+        g_choice = KernelChoice{GemmFamily::wgmma_swapped, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong};
       else if (std::strcmp(argv[i], "mma") == 0)
         g_choice = KernelChoice{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::mma_sync};
     }
@@ -874,12 +881,12 @@ int main(int argc, char** argv) {
       std::printf("%-5s %6d | %10.4f %10.4f | %10.4f %10.4f\n", tv == &t16 ? "bf16" : "fp32", t.B,
                   t.fwd, t.fwdbwd, t.cub_fwd, t.cub_fwdbwd);
   if (g_compare) {
-    std::printf("\nbf16 per GEMM (ms, median of 25): fwd with mma / narrow / wide; bwd with d_temb "
+    std::printf("\nbf16 per GEMM (ms, median of 25): fwd with mma / narrow / wide / swapped; bwd with d_temb "
                 "mma / narrow / wide (grad_w mma); bwd with grad_w wgmma cooperative / ping-pong (d_temb mma)\n");
     for (const auto& t : t16)
-      std::printf("B %5d | fwd %8.4f %8.4f %8.4f | bwd dt %8.4f %8.4f %8.4f | bwd gw coop %8.4f pp %8.4f\n",
-                  t.B, t.gemm_fwd[0], t.gemm_fwd[1], t.gemm_fwd[2], t.gemm_bwd_dt[0], t.gemm_bwd_dt[1],
-                  t.gemm_bwd_dt[2], t.gemm_bwd_gw, t.gemm_bwd_gw_pp);
+      std::printf("B %5d | fwd %8.4f %8.4f %8.4f %8.4f | bwd dt %8.4f %8.4f %8.4f | bwd gw coop %8.4f pp %8.4f\n",
+                  t.B, t.gemm_fwd[0], t.gemm_fwd[1], t.gemm_fwd[2], t.gemm_fwd[3], t.gemm_bwd_dt[0],
+                  t.gemm_bwd_dt[1], t.gemm_bwd_dt[2], t.gemm_bwd_gw, t.gemm_bwd_gw_pp);
   }
   if (g_compare) {
     std::printf("\nstreaming off / on (ms, median of 25; bf16: forward only)\n");
