@@ -68,35 +68,6 @@ __device__ __forceinline__ void fold_bias_group(float& hi, float& lo, float grou
   lo += group_lo;
 }
 
-// grad_bias of one column, B <= kBiasGroups * kBiasChunk (each group then holds at most one
-// chunk): grad_bias_block's arithmetic for that case, in one thread. Group g's chunk is rows
-// g * kBiasChunk .. summed from 0 in row order and folded into (0, 0); the groups' pairs are
-// folded in ascending group order. Rows are column[b * stride], b < B.
-template <class T>
-__device__ __forceinline__ T grad_bias_of_column(const T* column, int stride, int B) {
-  float hi = 0.0f;
-  float lo = 0.0f;
-#pragma unroll 1
-  for (int g = 0; g < kBiasGroups; ++g) {
-    float group_hi = 0.0f;
-    float group_lo = 0.0f;
-    const int b0 = g * kBiasChunk;
-    if (b0 < B) {
-      const int end = B < b0 + kBiasChunk ? B : b0 + kBiasChunk;
-      float chunk = 0.0f;
-      for (int b = b0; b < end; ++b) chunk += load_f32(column + b * stride);
-      two_sum_add(group_hi, group_lo, chunk);
-    }
-    if (g == 0) {
-      hi = group_hi;
-      lo = group_lo;
-    } else {
-      fold_bias_group(hi, lo, group_hi, group_lo);
-    }
-  }
-  return round_to<T>(two_sum_value(hi, lo));
-}
-
 // Programmatic dependent launch (launch::kernel). Every kernel launched that way calls
 // await_prior_grids() before its first global-memory access (only shared-memory setup may come
 // first): it returns once the grids before it in the stream have completed and their memory is

@@ -5,7 +5,6 @@
 //   y[b,n]         acc = 0; acc = fmaf(W[n,k], s[b,k], acc) for k = 0 .. 3071; y = acc + bias[n].
 //   partial[j,b,k] acc = 0; acc = fmaf(W[n,k], dy[b,n], acc) for n ascending in slice j.
 //   s[b,k]         round_to<float>(silu_f32(temb[b,k])), as silu_kernel.
-//   gb[n]          as grad_bias_block (grad_bias_of_column: the same arithmetic in one thread).
 //   gw[n,k]        one compensated chunk (B <= kFp32GradWChunk): acc = 0;
 //                  acc = fmaf(dy[b,n], s[b,k], acc) for b = 0 .. kFp32GradWChunk - 1, rows
 //                  b >= B being zero-filled; then (hi, lo) = TwoSum(0, 0) + acc; gw = value.
@@ -29,7 +28,6 @@ namespace {
 
 using namespace device;
 static_assert(kMaxB == kFp32GradWChunk, "grad_weight must be exactly one compensated chunk");
-static_assert(kMaxB <= kBiasGroups * kBiasChunk, "grad_bias_of_column covers B");
 
 // Forward: one CTA per kFwdRows rows of W (128 CTAs: one wave on a 132-SM H200), one thread per
 // row owning y[b, n] for every b < B; W and temb stream through kFwdStages stages of kFwdStep k,
@@ -138,7 +136,7 @@ template <int BT>
 __global__ void __launch_bounds__(kBwdThreads, 1)
     backward_kernel(const float* __restrict__ temb, const float* __restrict__ W,
                     const float* __restrict__ dy, float* __restrict__ partial,
-                    float* __restrict__ grad_weight, float* __restrict__ grad_bias, int B) {
+                    float* __restrict__ grad_weight, int B) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   BwdSmem& sm = *reinterpret_cast<BwdSmem*>(smem_raw);
   const int t = threadIdx.x;
@@ -206,9 +204,10 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       }
     }
 
+    // grad_bias is left to the backward's finish kernel: computed here by the column-tile-0 CTA
+    // of each slice (one column per thread, a serial chain of folds per stage), it held those
+    // 8 CTAs ~16 us behind the others at B = 1 (per-CTA %globaltimer stamps on the H200).
     const std::int64_t n0 = n_begin + step * kBwdRows;
-    if (blockIdx.x == 0 && t < kBwdRows)  // grad_bias of the stage's rows, once per slice
-      grad_bias[n0 + t] = grad_bias_of_column(&sm.dy[slot][0][t], kBwdRows, B);
 #pragma unroll 2
     for (int r = r0; r < kBwdRows; r += kRowGroups) {
       float g[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -257,7 +256,7 @@ cudaError_t backward_bt(int B, const BackwardTensors& t, float* partial, cudaStr
   return launch::kernel<backward_kernel<BT>>(
       dim3(kK / kBwdCols, kSplitN), kBwdThreads, smem, stream, static_cast<const float*>(t.temb),
       static_cast<const float*>(t.weight), static_cast<const float*>(t.grad_out), partial,
-      static_cast<float*>(t.grad_weight), static_cast<float*>(t.grad_bias), B);
+      static_cast<float*>(t.grad_weight), B);
 }
 
 }  // namespace

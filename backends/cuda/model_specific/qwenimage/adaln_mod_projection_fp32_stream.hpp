@@ -1,8 +1,8 @@
 // fp32 kernels of qwenimage_adaln_mod_projection for small batches (B <= kMaxB): the tiled
 // CUDA-core GEMMs (adaln_mod_projection_kernels.cu, simt::) spend most of their time on tile
 // overhead there, while the work is streaming W (226 MB). These stream it with a deep cp.async
-// pipeline, and the backward kernel computes d_temb, grad_weight and grad_bias in one pass over
-// W, so that W's reads and grad_weight's writes share the memory system.
+// pipeline, and the backward kernel computes d_temb and grad_weight in one pass over W, so that
+// W's reads and grad_weight's writes share the memory system.
 //
 // They keep the fp32 contract exactly as the tiled kernels evaluate it (same FMA chains, same
 // TwoSum fold, same helper functions), so either may run for any B <= kMaxB and the bytes are
@@ -26,8 +26,8 @@ cudaError_t fits_current_device(bool* fits);
 cudaError_t forward(int B, const float* temb, const float* weight, const float* bias, float* out,
                     cudaStream_t stream);
 
-// partial[j, b, k] (the 8 fixed n-slices of d_temb, FP32), grad_weight and grad_bias, from temb,
-// W and dy; SiLU of temb is computed here. grad_temb is left to the combine kernel.
+// partial[j, b, k] (the 8 fixed n-slices of d_temb, FP32) and grad_weight, from temb, W and dy;
+// SiLU of temb is computed here. grad_temb and grad_bias are left to the backward's finish kernel.
 cudaError_t backward_products(int B, const BackwardTensors& t, float* partial, cudaStream_t stream);
 
 }  // namespace rlk::cuda::qwenimage::fp32_stream

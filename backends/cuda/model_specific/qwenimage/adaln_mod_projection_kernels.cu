@@ -156,8 +156,7 @@ __device__ __forceinline__ void grad_bias_block(const T* __restrict__ dy, T* __r
 }
 
 // The backward's last kernel: grad_bias (blocks 0 .. kBiasBlocks<T> - 1, the longer ones, placed
-// first; the streaming fp32 backward computes grad_bias itself and launches none of them) and the
-// d_temb combine (the rest, one element per thread). grad_bias reads only dy, so it shares the
+// first) and the d_temb combine (the rest, one element per thread). grad_bias reads only dy, so it shares the
 // launch that has to wait for the GEMMs anyway; outputs are written only after every GEMM was
 // launched. Each element's arithmetic is that of grad_bias_block / dtemb_combine.
 template <class T>
@@ -167,15 +166,14 @@ static_assert(kN % kBiasCols<bf16> == 0 && kN % kBiasCols<float> == 0);
 template <class T>
 __global__ void __launch_bounds__(kBiasThreads)
     backward_finish_kernel(const float* __restrict__ partial, const T* __restrict__ temb, T* __restrict__ grad_temb,
-                           std::int64_t count, const T* __restrict__ dy, T* __restrict__ grad_bias, int B,
-                           int bias_blocks) {
+                           std::int64_t count, const T* __restrict__ dy, T* __restrict__ grad_bias, int B) {
   await_prior_grids();
   const int block = static_cast<int>(blockIdx.x);
-  if (block < bias_blocks) {
+  if (block < kBiasBlocks<T>) {
     grad_bias_block(dy, grad_bias, B, kN, block);
   } else {
     dtemb_combine(partial, temb, grad_temb, count,
-                  static_cast<std::int64_t>(block - bias_blocks) * kBiasThreads + threadIdx.x);
+                  static_cast<std::int64_t>(block - kBiasBlocks<T>) * kBiasThreads + threadIdx.x);
   }
 }
 
@@ -1009,11 +1007,10 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   if (err != cudaSuccess) return err;
 
   const std::int64_t count = static_cast<std::int64_t>(B) * kK;
-  const int bias_blocks = choice.streaming == Streaming::on ? 0 : kBiasBlocks<T>;  // done by the streaming kernel
   return launch::kernel<backward_finish_kernel<T>>(
-      bias_blocks + blocks_for(count, kBiasThreads), kBiasThreads, 0, stream, partial, static_cast<const T*>(t.temb),
-      static_cast<T*>(t.grad_temb), count, static_cast<const T*>(t.grad_out), static_cast<T*>(t.grad_bias), B,
-      bias_blocks);
+      kBiasBlocks<T> + blocks_for(count, kBiasThreads), kBiasThreads, 0, stream, partial,
+      static_cast<const T*>(t.temb), static_cast<T*>(t.grad_temb), count, static_cast<const T*>(t.grad_out),
+      static_cast<T*>(t.grad_bias), B);
 }
 
 __global__ void strict_probe_kernel(const float* num, const float* den, float subnormal_in,

@@ -1,0 +1,146 @@
+// Where the streaming kernels' time goes at small B: per CTA, when it started, when its first
+// pipeline stage landed and when its main loop ended (%globaltimer), on timeline copies of the
+// library's kernels made at build time by stream_timeline.py. Prints, per kernel and B, medians
+// over 20 calls (3 rotating weight sets, so W comes from DRAM): the CUDA-event time of the call,
+// the spread of CTA starts, the first stage's arrival, and the earliest / median / latest end of
+// a main loop counted from the first CTA's start; with --per-cta also each CTA's median end and
+// its SM. Also the event time of an empty kernel (the launch cost in this timing method).
+// Built with the project (backends/cuda/CMakeLists.txt) as rlk_stream_timeline.
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "adaln_mod_projection_bf16_stream.hpp"
+#include "adaln_mod_projection_fp32_stream.hpp"
+#include "adaln_mod_projection_kernels.hpp"
+#include "experiment_common.cuh"
+#include "timeline_adaln_mod_projection_bf16_stream.cu"
+#include "timeline_adaln_mod_projection_fp32_stream.cu"
+
+using namespace rlk::cuda::qwenimage;
+
+namespace {
+
+constexpr int K = 3072;
+constexpr int N = 18432;
+constexpr int kSets = 3;
+constexpr int kCalls = 20;
+constexpr int kMaxRows = 16;
+
+__global__ void fill_uniform(float* p, size_t n, unsigned seed, float half_width) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    unsigned h = unsigned(i) * 2654435761u ^ seed;
+    h ^= h >> 13;
+    h *= 0x5bd1e995u;
+    h ^= h >> 15;
+    p[i] = half_width * (2.0f * float(h & 0xffffff) / 16777216.0f - 1.0f);
+  }
+}
+
+__global__ void to_bf16(const float* a, __nv_bfloat16* b, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    b[i] = __float2bfloat16(a[i]);
+}
+
+__global__ void empty_kernel() {}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+bool g_per_cta = false;
+
+template <class Launch>
+void timeline(const char* name, int ctas, Launch&& launch) {
+  std::vector<double> event, skew, first, end_min, end_med, end_max;
+  std::vector<std::vector<double>> per_cta(ctas);
+  std::vector<unsigned long long> h(4 * kTimelineMaxCtas);
+  for (int call = 0; call < kCalls + 3; ++call) {
+    const double ms = median_ms(0, 1, [&](int) { launch(call % kSets); });
+    CK(cudaMemcpyFromSymbol(h.data(), rlk_stamps, sizeof(unsigned long long) * h.size()));
+    if (call < 3) continue;  // warm-up
+    const unsigned long long* start = &h[0];
+    const unsigned long long* landed = &h[kTimelineMaxCtas];
+    const unsigned long long* done = &h[2 * kTimelineMaxCtas];
+    const unsigned long long t0 = *std::min_element(start, start + ctas);
+    const unsigned long long t0_last = *std::max_element(start, start + ctas);
+    std::vector<double> f, e;
+    for (int c = 0; c < ctas; ++c) {
+      f.push_back((landed[c] - start[c]) * 1e-3);
+      e.push_back((done[c] - t0) * 1e-3);
+      per_cta[c].push_back(e.back());
+    }
+    std::sort(e.begin(), e.end());
+    event.push_back(ms * 1e3);
+    skew.push_back((t0_last - t0) * 1e-3);
+    first.push_back(median(f));
+    end_min.push_back(e.front());
+    end_med.push_back(e[e.size() / 2]);
+    end_max.push_back(e.back());
+  }
+  std::printf("%-20s event %7.2f us | CTA starts within %5.2f us | first stage after %5.2f us | main loop ends "
+              "min / median / max %7.2f %7.2f %7.2f us after the first CTA start\n",
+              name, median(event), median(skew), median(first), median(end_min), median(end_med), median(end_max));
+  if (!g_per_cta) return;
+  std::printf("  per CTA (linear id: median main-loop end in us / SM of the last call):");
+  for (int c = 0; c < ctas; ++c)
+    std::printf("%s%3d:%6.1f/%3llu", c % 8 ? "  " : "\n   ", c, median(per_cta[c]), h[3 * kTimelineMaxCtas + c]);
+  std::printf("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  g_per_cta = argc > 1 && std::strcmp(argv[1], "--per-cta") == 0;
+  const size_t nw = size_t(N) * K;
+  float *w32[kSets], *temb32, *bias32, *dy32, *out32, *gw32, *gb32, *gt32, *partial;
+  __nv_bfloat16 *w16[kSets], *temb16, *bias16, *out16;
+  for (int s = 0; s < kSets; ++s) {
+    CK(cudaMalloc(&w32[s], nw * 4));
+    fill_uniform<<<1024, 256>>>(w32[s], nw, 17 + s, 0.035f);
+    CK(cudaMalloc(&w16[s], nw * 2));
+    to_bf16<<<1024, 256>>>(w32[s], w16[s], nw);
+  }
+  CK(cudaMalloc(&temb32, kMaxRows * K * 4));
+  fill_uniform<<<64, 256>>>(temb32, kMaxRows * K, 5, 3.5f);
+  CK(cudaMalloc(&bias32, N * 4));
+  fill_uniform<<<64, 256>>>(bias32, N, 6, 0.035f);
+  CK(cudaMalloc(&dy32, kMaxRows * N * 4));
+  fill_uniform<<<64, 256>>>(dy32, kMaxRows * N, 7, 1.7f);
+  CK(cudaMalloc(&out32, kMaxRows * N * 4));
+  CK(cudaMalloc(&gw32, nw * 4));
+  CK(cudaMalloc(&gb32, N * 4));
+  CK(cudaMalloc(&gt32, kMaxRows * K * 4));
+  CK(cudaMalloc(&partial, 8 * kMaxRows * K * 4));
+  CK(cudaMalloc(&temb16, kMaxRows * K * 2));
+  to_bf16<<<64, 256>>>(temb32, temb16, kMaxRows * K);
+  CK(cudaMalloc(&bias16, N * 2));
+  to_bf16<<<64, 256>>>(bias32, bias16, N);
+  CK(cudaMalloc(&out16, kMaxRows * N * 2));
+  CK(cudaDeviceSynchronize());
+
+  std::printf("empty kernel (128 CTAs of 128 threads) between two events: %.2f us (median of 50)\n",
+              median_ms(3, 50, [](int) { empty_kernel<<<128, 128>>>(); }) * 1e3);
+  char name[64];
+  for (int B : {1, 3, 8}) {
+    std::snprintf(name, sizeof name, "bf16 forward B=%d", B);
+    timeline(name, 128, [&](int s) { CK(bf16_stream::forward(B, temb16, w16[s], bias16, out16, 0)); });
+  }
+  for (int B : {1, 3, 8}) {
+    std::snprintf(name, sizeof name, "fp32 forward B=%d", B);
+    timeline(name, 128, [&](int s) { CK(fp32_stream::forward(B, temb32, w32[s], bias32, out32, 0)); });
+  }
+  for (int B : {1, 3, 16}) {
+    std::snprintf(name, sizeof name, "fp32 backward B=%d", B);
+    BackwardTensors t{temb32, nullptr, dy32, gt32, gw32, gb32};
+    timeline(name, 128, [&](int s) {
+      t.weight = w32[s];
+      CK(fp32_stream::backward_products(B, t, partial, 0));
+    });
+  }
+  return 0;
+}
