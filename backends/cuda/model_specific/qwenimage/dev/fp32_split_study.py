@@ -24,10 +24,18 @@ Models (numpy, float64 used only where the emulated hardware is exact):
             d_temb in 8 slices summed in order), to calibrate sample maxima against the GPU
             conformance maxima (docs/notes/cuda-kernels.md: y 0.11, grad_temb 0.148,
             grad_weight 0.246 of the gate).
+  digits    exact integer digits (sixth session): per chunk of C reduction steps (or the whole
+            reduction; d_temb per slice) and per row of each operand, a power-of-two scale 2^e
+            with the row's largest |x| in [2^(e-1), 2^e); x / 2^e rounded to nearest at
+            2^-(8D - 1) is an integer cut into D signed 8-bit digits (balanced, base 256). Each
+            digit product's chunk sum is an integer an INT32 tensor-core accumulator holds
+            exactly, whatever order or split a kernel uses; products (all D^2, or the D(D+1)/2
+            of weight i + j <= D - 1) are scaled and added in FP64, chunks in ascending order,
+            and one rounding to FP32 at the end (d_temb: the 8 slices summed in FP64).
 Outputs are samples (the full tensors are 37.7M / 6.3M / 56.6M elements): the maximum over a
 sample underestimates the tensor's; the `current` row shows by how much.
 
-Usage: fp32_split_study.py [--seed S] [--quick]
+Usage: fp32_split_study.py [--seed S] [--quick] [--digits-only]
 """
 import argparse
 import sys
@@ -129,6 +137,44 @@ def fma_chain(a, b, chunk=None):
     return compensated_chunks(shape, a.shape[1], chunk, chunk_sum)
 
 
+def digit_planes(x, digits):
+    """Per row of x (one chunk of the reduction): the scale exponent e and `digits` signed 8-bit
+    digit planes (float64 holding integers, most significant first) with
+    x / 2^e ~= sum_i d_i 2^(8 (digits - 1 - i)) / 2^(8 digits - 1)."""
+    x64 = x.astype(np.float64)
+    m = np.abs(x64).max(axis=1, keepdims=True)
+    e = np.where(m > 0, np.floor(np.log2(np.where(m > 0, m, 1.0))) + 1, 0.0)  # m / 2^e in [0.5, 1)
+    q = np.rint(x64 / np.exp2(e) * 2.0 ** (8 * digits - 1)).astype(np.int64)
+    planes = []
+    for _ in range(digits - 1):
+        d = ((q + 128) % 256) - 128  # balanced digit in [-128, 127]
+        planes.append(d)
+        q = (q - d) // 256
+    planes.append(q)  # the leading digit, |q| <= 128 (128 only where the row maximum rounds up)
+    return e, [d.astype(np.float64) for d in reversed(planes)]
+
+
+def digit_gemm(a, b, digits, triangle, chunk):
+    """C[m, n] = sum_r a[m, r] b[n, r] as the digit contract evaluates it, in FP64 (one rounding to
+    FP32 left to the caller). Digit products: all digits^2, or those of weight i + j <= digits - 1
+    (`triangle`). Each product's chunk sum is an integer (exact in float64 here, in INT32 on the
+    tensor cores); the products are scaled and added in FP64, most significant first, and the
+    chunks in ascending order."""
+    R = a.shape[1]
+    chunk = chunk or R
+    out = np.zeros((a.shape[0], b.shape[0]), np.float64)
+    pairs = sorted(((i, j) for i in range(digits) for j in range(digits) if not triangle or i + j <= digits - 1),
+                   key=lambda p: (p[0] + p[1], p[0]))
+    top = 2 * (8 * digits - 1)
+    for c0 in range(0, R, chunk):
+        ea, da = digit_planes(a[:, c0:c0 + chunk], digits)
+        eb, db = digit_planes(b[:, c0:c0 + chunk], digits)
+        scale = ea + eb.T - top
+        for i, j in pairs:
+            out += (da[i] @ db[j].T) * np.exp2(scale + 8 * (2 * (digits - 1) - i - j))
+    return out
+
+
 def silu32(x):
     x = x.astype(np.float32)
     return (x / (np.float32(1) + np.exp(-x))).astype(np.float32)
@@ -155,6 +201,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--quick", action="store_true", help="smaller samples (a smoke run)")
+    ap.add_argument("--digits-only", action="store_true", help="the current contract and the digit models only")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     q = 4 if args.quick else 1
@@ -204,7 +251,18 @@ def main():
     t0 = time.time()
     record("current contract (FFMA chains)", y_of(fma_chain(s[:fwd_rows], W_f)), dtemb(fma_chain),
            fma_chain(dy_gw.T, s_gw.T, chunk=16))
-    for scheme in ("1xtf32", "3xtf32", "bf16x6"):
+    for digits, triangle in ((3, False), (3, True), (4, False), (4, True)):
+        products = digits * (digits + 1) // 2 if triangle else digits * digits
+        for chunk in (None, 256):
+            label = f"int8 digits, {digits} per operand, {products} products, " + \
+                    ("scale per row of the whole reduction" if chunk is None else f"scale per chunk of {chunk}")
+            y = (digit_gemm(s[:fwd_rows], W_f, digits, triangle, chunk) + bias).astype(f32)
+            g = sum(digit_gemm(dy_dt[:, j * slice_rows:(j + 1) * slice_rows], wt[:, j * slice_rows:(j + 1) * slice_rows],
+                               digits, triangle, chunk) for j in range(SLICES))
+            dt = (g.astype(f32) * silu_grad32(temb[:dt_rows, :dt_cols])).astype(f32)
+            gw = digit_gemm(dy_gw.T, s_gw.T, digits, triangle, chunk).astype(f32)
+            record(label, y, dt, gw)
+    for scheme in (() if args.digits_only else ("1xtf32", "3xtf32", "bf16x6")):
         for mode in ("rn", "rz"):
             for chunk in (None, 128, 32):
                 label = f"{scheme}, {'round-to-nearest' if mode == 'rn' else 'truncating'} accumulate, " + \
