@@ -24,11 +24,12 @@ using namespace rlk::cuda::qwenimage;
 
 namespace {
 
-constexpr int K = 3072;
-constexpr int N = 18432;
+// The operator's shape, from the kernels' own header (included through the timeline copies).
+constexpr int K = device::kK;
+constexpr int N = device::kN;
 constexpr int kSets = 3;
 constexpr int kCalls = 20;
-constexpr int kMaxRows = 16;
+constexpr int kMaxRows = fp32_stream::kMaxB;  // the largest B any streaming kernel takes
 
 __global__ void fill_uniform(float* p, size_t n, unsigned seed, float half_width) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&gw32, nw * 4));
   CK(cudaMalloc(&gb32, N * 4));
   CK(cudaMalloc(&gt32, kMaxRows * K * 4));
-  CK(cudaMalloc(&partial, 8 * kMaxRows * K * 4));
+  CK(cudaMalloc(&partial, device::kSplitN * kMaxRows * K * 4));
   CK(cudaMalloc(&temb16, kMaxRows * K * 2));
   to_bf16<<<64, 256>>>(temb32, temb16, kMaxRows * K);
   CK(cudaMalloc(&bias16, N * 2));
