@@ -156,9 +156,9 @@ __device__ __forceinline__ void grad_bias_block(const T* __restrict__ dy, T* __r
 }
 
 // The backward's last kernel: grad_bias (blocks 0 .. kBiasBlocks<T> - 1, the longer ones, placed
-// first) and the d_temb combine (the rest, one element per thread). grad_bias reads only dy, so it shares the
-// launch that has to wait for the GEMMs anyway; outputs are written only after every GEMM was
-// launched. Each element's arithmetic is that of grad_bias_block / dtemb_combine.
+// first) and the d_temb combine (the rest, one element per thread). grad_bias reads only dy, so
+// it shares the launch that has to wait for the GEMMs anyway; outputs are written only after
+// every GEMM was launched. Each element's arithmetic is that of grad_bias_block / dtemb_combine.
 template <class T>
 constexpr int kBiasBlocks = kN / kBiasCols<T>;
 static_assert(kN % kBiasCols<bf16> == 0 && kN % kBiasCols<float> == 0);
@@ -812,7 +812,7 @@ cudaError_t wgmma_usable(bool* usable) {
 // Batch sizes from which the automatic choice switches GEMM implementation (measured on an
 // H200, docs/notes/cuda-kernels.md). Speed only: the bytes are the same on either side.
 constexpr int kForwardSwappedFromB = 128;  // one wave of 128 tiles per 128 batch rows
-constexpr int kForwardWideFromB = 1024;    // equal at 1024, the 128 x 128 tiles 5% faster at 2048
+constexpr int kForwardWideFromB = 1024;    // equal at 1024, the 128 x 128 tiles 4-9% faster at 2048
 constexpr int kDTembWideFromB = 128;
 constexpr int kGradWWgmmaFromB = 64;  // below, the mma.sync grad_w overlaps its stores better
 constexpr int kGradWCooperativeFromB = 1025;  // up to 1024 rows, ping-pong hides the epilogue

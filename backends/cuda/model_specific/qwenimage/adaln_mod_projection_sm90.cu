@@ -76,13 +76,6 @@ using ColBias = cutlass::epilogue::fusion::LinCombPerColBias<bf16, float, bf16, 
 // chain of each element is the same, only how many batch rows one instruction covers changes.
 using ForwardNarrow = GemmOf<RowMajor, ColumnMajor, bf16, ColumnMajor, RowBias, Shape<_128, _32, _64>>;
 using ForwardWide = GemmOf<RowMajor, ColumnMajor, bf16, ColumnMajor, RowBias, Shape<_128, _128, _64>>;
-// d_temb: M = k, N = b, K = n within one slice, L = slice.  A = W (M contiguous), B = dy
-// (K contiguous), D = FP32 partials [slice][b][k] (M contiguous).
-using DTembNarrow = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_128, _32, _64>>;
-using DTembWide = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_128, _128, _64>>;
-// grad_w: M = n, N = k, K = b.  A = dy (M contiguous), B = s (N contiguous), D = gw[n][k].
-// Cooperative for large B; ping-pong (one warpgroup's epilogue under the other's MMAs) where
-// the reduction over B is short and the 113 MB of grad_weight stores dominate.
 // The forward with the operands swapped: the batch is the wgmma M side (128 rows per tile) and
 // W's rows the N side, 144 per tile, so 128 batch rows make 128 tiles (18432 / 144): one wave on
 // the 132 SMs of an H200, where the tiles above make 144 per 128 batch rows (1.09 waves). Each
@@ -92,6 +85,13 @@ using DTembWide = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Sh
 // W's columns per tile, was within the run-to-run spread of the tiles above and slower at
 // B = 2048: not kept, docs/notes/cuda-kernels.md.)
 using ForwardSwapped = GemmOf<RowMajor, ColumnMajor, bf16, RowMajor, ColBias, Shape<_128, _144, _64>>;
+// d_temb: M = k, N = b, K = n within one slice, L = slice.  A = W (M contiguous), B = dy
+// (K contiguous), D = FP32 partials [slice][b][k] (M contiguous).
+using DTembNarrow = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_128, _32, _64>>;
+using DTembWide = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_128, _128, _64>>;
+// grad_w: M = n, N = k, K = b.  A = dy (M contiguous), B = s (N contiguous), D = gw[n][k].
+// Cooperative for large B; ping-pong (one warpgroup's epilogue under the other's MMAs) where
+// the reduction over B is short and the 113 MB of grad_weight stores dominate.
 using GradW = GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_128, _128, _64>>;
 using GradWPingpong = GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_128, _128, _64>, Pingpong>;
 
