@@ -175,6 +175,28 @@ class KernelPaths : public ::testing::Test {
     return y;
   }
 
+  // Backward alone with the given choice; returns grad_temb, grad_weight and grad_bias bytes
+  // (poisoned before the run).
+  static std::vector<std::vector<unsigned char>> run_backward(Storage s, int B, const KernelChoice& choice) {
+    const Device& d = dev(s);
+    const std::size_t es = elem(s);
+    const Problem p{s, B, kK, kN};
+    const std::pair<void*, std::size_t> outputs[] = {{d.grad_temb, std::size_t(B) * kK * es},
+                                                      {d.grad_weight, std::size_t(kN) * kK * es},
+                                                      {d.grad_bias, std::size_t(kN) * es}};
+    for (auto [ptr, bytes] : outputs) cudaMemset(ptr, 0xFF, bytes);
+    const BackwardTensors b{d.temb, d.weight, d.grad_out, d.grad_temb, d.grad_weight, d.grad_bias};
+    EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, choice), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<std::vector<unsigned char>> host;
+    for (auto [ptr, bytes] : outputs) {
+      std::vector<unsigned char> h(bytes);
+      cudaMemcpy(h.data(), ptr, bytes, cudaMemcpyDeviceToHost);
+      host.push_back(std::move(h));
+    }
+    return host;
+  }
+
   static inline Device fp32_{};
   static inline Device bf16_{};
   static inline int major_ = 0;
@@ -276,6 +298,51 @@ TEST_F(KernelPaths, Bf16StreamingForwardGivesTheBytesOfMmaSyncAtEveryBatchItTake
   }
 }
 
+// The streaming grad_weight kernel (with grad_temb on mma.sync) against the mma.sync GEMMs, at
+// every batch size it takes: all three gradients, since the call's other kernels change with it.
+TEST_F(KernelPaths, Bf16StreamingGradWeightGivesTheBytesOfMmaSyncAtEveryBatchItTakes) {
+  bool fits = false;
+  ASSERT_EQ(bf16_stream::grad_weight_fits_current_device(&fits), cudaSuccess);
+  if (!fits) GTEST_SKIP() << "the device offers less shared memory per block than the streaming grad_weight uses";
+  const GemmFamily mma = GemmFamily::mma_sync;
+  for (int B = 1; B <= bf16_stream::kGradWMaxB; ++B) {
+    const auto reference = run_backward(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off});
+    const auto got = run_backward(Storage::bfloat16, B, KernelChoice{mma, mma, GemmFamily::automatic, Streaming::on});
+    for (std::size_t o = 0; o < got.size(); ++o) {
+      ASSERT_EQ(poison_left(got[o], 2), 0u) << kNames[o + 1] << " not fully written at B = " << B;
+      EXPECT_EQ(differing_elements(reference[o], got[o], 2), 0u)
+          << kNames[o + 1] << " at B = " << B << ": the backward with the streaming grad_weight differs from mma.sync";
+    }
+  }
+  // Special inputs: the kernel leaves out the GEMM's all-zero second k16 step, which must not
+  // change an infinity, a NaN or a zero's sign either. dy gets +inf, -inf, a NaN and a column of
+  // -0 (grad_weight's row 11 then sums signed zeros), temb a -inf (s = NaN).
+  const Device& d = dev(Storage::bfloat16);
+  auto dy_at = [&](int b, int n) { return static_cast<unsigned char*>(d.grad_out) + 2 * (std::size_t(b) * kN + n); };
+  const std::pair<unsigned char*, std::uint16_t> specials[] = {
+      {dy_at(0, 5), 0x7F80},  {dy_at(1, 6), 0xFF80},  {dy_at(2, 7), 0x7FC1}, {dy_at(0, 11), 0x8000},
+      {dy_at(1, 11), 0x8000}, {dy_at(2, 11), 0x8000}, {static_cast<unsigned char*>(d.temb) + 2 * (1 * kK + 9), 0xFF80}};
+  constexpr int kSpecials = sizeof(specials) / sizeof(specials[0]);
+  std::uint16_t saved[kSpecials];
+  for (int i = 0; i < kSpecials; ++i) {
+    ASSERT_EQ(cudaMemcpy(&saved[i], specials[i].first, 2, cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(specials[i].first, &specials[i].second, 2, cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  const int B = 3;
+  const auto reference = run_backward(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off});
+  const auto got = run_backward(Storage::bfloat16, B, KernelChoice{mma, mma, GemmFamily::automatic, Streaming::on});
+  for (int i = 0; i < kSpecials; ++i)
+    ASSERT_EQ(cudaMemcpy(specials[i].first, &saved[i], 2, cudaMemcpyHostToDevice), cudaSuccess);
+  std::size_t nans = 0;
+  for (std::size_t i = 0; i + 2 <= reference[1].size(); i += 2) {
+    const unsigned v = reference[1][i] | (reference[1][i + 1] << 8);
+    nans += (v & 0x7F80u) == 0x7F80u && (v & 0x7Fu) != 0;
+  }
+  EXPECT_GT(nans, 0u) << "no NaN reached grad_weight: the case tests nothing";
+  EXPECT_EQ(differing_elements(reference[1], got[1], 2), 0u)
+      << "grad_weight with infinities, NaNs and signed zeros in its inputs: the streaming kernel differs from mma.sync";
+}
+
 // Across the automatic switches (streaming forward up to 8 rows, streaming backward up to 16,
 // tiled above), rows of y and grad_temb keep their bytes, and appending rows whose dy is zero
 // leaves grad_weight and grad_bias unchanged.
@@ -361,14 +428,18 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
     EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, fwd_choice), cudaErrorInvalidValue);
     const BackwardTensors b{d.temb, d.weight, d.grad_out, d.grad_temb, d.grad_weight, d.grad_bias};
     EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, bwd_choice), cudaErrorInvalidValue);
-    if (s == Storage::bfloat16) {  // streaming where bf16 has none: the backward, B > 8, a forced GEMM
+    if (s == Storage::bfloat16) {  // streaming where bf16 has none: B past a kernel's rows, a forced GEMM
       KernelChoice streaming;
       streaming.streaming = Streaming::on;
       const Problem wide{s, bf16_stream::kMaxB + 1, kK, kN};
+      const Problem wider{s, bf16_stream::kGradWMaxB + 1, kK, kN};
       EXPECT_EQ(launch_forward(wide, f, d.workspace, d.workspace_bytes, nullptr, streaming), cudaErrorInvalidValue);
-      EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, streaming), cudaErrorInvalidValue);
+      EXPECT_EQ(launch_backward(wider, b, d.workspace, d.workspace_bytes, nullptr, streaming), cudaErrorInvalidValue);
       EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr,
                                KernelChoice{GemmFamily::mma_sync, GemmFamily::automatic, GemmFamily::automatic, Streaming::on}),
+                cudaErrorInvalidValue);
+      EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr,
+                                KernelChoice{GemmFamily::automatic, GemmFamily::automatic, GemmFamily::mma_sync, Streaming::on}),
                 cudaErrorInvalidValue);
       // only the forward has a swapped tiling
       for (const KernelChoice c : {KernelChoice{GemmFamily::automatic, GemmFamily::wgmma_swapped, GemmFamily::automatic},

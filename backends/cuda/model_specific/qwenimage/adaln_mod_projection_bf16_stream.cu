@@ -1,12 +1,14 @@
-// Streaming bf16 forward for small batches (see adaln_mod_projection_bf16_stream.hpp).
+// Streaming bf16 kernels for small batches (see adaln_mod_projection_bf16_stream.hpp).
 //
-// Each output keeps the arithmetic of the mma.sync forward GEMM (mma:: in
+// Each output keeps the arithmetic of the mma.sync GEMMs (mma:: in
 // adaln_mod_projection_kernels.cu), element by element:
-//   s[b,k]   round_to<bf16>(silu_f32(temb[b,k])), as silu_kernel.
-//   y[b,n]   acc = 0; one mma.sync m16n8k16 step per 16 k, k ascending over all 3072;
-//            y = round_to<bf16>(acc + bias[n]) (FP32 add, one rounding).
-// The A fragments (W, stored [n][k]) and B fragments (s, stored [b][k]) are loaded with the
-// same ldmatrix forms as there; batch columns past B hold zeros and are not stored.
+//   s[b,k]    round_to<bf16>(silu_f32(temb[b,k])), as silu_kernel.
+//   y[b,n]    acc = 0; one mma.sync m16n8k16 step per 16 k, k ascending over all 3072;
+//             y = round_to<bf16>(acc + bias[n]) (FP32 add, one rounding).
+//   gw[n,k]   acc = 0; one mma.sync m16n8k16 step per 16 batch rows, ascending over the
+//             GEMM's r-tile of 32 rows (rows >= B zero); gw = round_to<bf16>(acc).
+// The fragments are loaded with the same ldmatrix forms as there (W stored [n][k], s [b][k],
+// grad_out [b][n]); batch columns past B hold zeros and are not stored.
 #include "adaln_mod_projection_bf16_stream.hpp"
 
 #include <cstddef>
@@ -112,9 +114,144 @@ __global__ void __launch_bounds__(kThreads, 1)
   cp_async_wait<0>();
 }
 
+// grad_weight: one CTA per kGwRows rows of grad_weight (128 CTAs). At small B the kernel is one
+// write of 113 MB, which only runs at the copy ceiling with stores in flight all the time: the
+// compute warps fill one of two staging tiles (16 rows x 1536 columns: half of a 16-row group)
+// while the store warps write the other out in address order, the tiles handed over with named
+// barriers. s stays in shared memory for the whole kernel.
+// (Measured on an H200, docs/notes/cuda-kernels.md: warps that computed a group and then stored
+// it took 37-39 us at B = 1, four store warps beside compute warps that held s in registers
+// 35 us, the mma.sync GEMM 36 us, 16-byte stores alone 27 us.)
+constexpr int kGwComputeWarps = 8;
+constexpr int kGwStoreWarps = 8;
+constexpr int kGwThreads = (kGwComputeWarps + kGwStoreWarps) * 32;
+constexpr int kGwStoreThreads = kGwStoreWarps * 32;
+constexpr int kGwRows = 144;
+constexpr int kGwGroups = kGwRows / 16;
+constexpr int kGwTileCols = kK / 2;                          // a staging tile: half of a group
+constexpr int kGwTiles = kGwGroups * 2;
+constexpr int kGwWarpCols = kGwTileCols / kGwComputeWarps;  // columns of a tile per compute warp
+constexpr int kGwBatchRows = 16;  // one k16 step of the GEMM (see the kernel for its second step)
+// Pitches (bf16 elements) that put the 8 rows of an ldmatrix or of a fragment store in distinct
+// banks: 6160, 3088 and 304 bytes.
+constexpr int kGwSPitch = kK + 8;
+constexpr int kGwTilePitch = kGwTileCols + 8;
+constexpr int kGwGPitch = kGwRows + 8;
+// Named barriers (0 is __syncthreads): tile b full (compute -> store warps), tile b free.
+constexpr int kGwFull = 1;
+constexpr int kGwFree = 3;
+static_assert(kN % kGwRows == 0 && kGwWarpCols % 64 == 0 && 16 * kGwTileCols / 8 % kGwStoreThreads == 0 &&
+              kGradWMaxB == kGwBatchRows);
+
+struct GradWSmem {
+  bf16 s[kGwBatchRows][kGwSPitch];      // SiLU(temb); rows >= B zero
+  bf16 out[2][16][kGwTilePitch];         // staging tiles
+  bf16 g[kGwBatchRows][kGwGPitch];      // grad_out[:, n0 .. n0 + 143]; rows >= B zero
+};
+
+__device__ __forceinline__ void bar_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// `s_or_temb` is s (computed by silu_kernel) when `silu_done`, else temb, turned into s here.
+__global__ void __launch_bounds__(kGwThreads, 1)
+    grad_weight_kernel(const bf16* __restrict__ s_or_temb, bool silu_done, const bf16* __restrict__ grad_out,
+                       bf16* __restrict__ grad_weight, int B) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  GradWSmem& sm = *reinterpret_cast<GradWSmem*>(smem_raw);
+  const int t = threadIdx.x;
+  const int warp = t / 32;
+  const int lane = t % 32;
+  const int n0 = blockIdx.x * kGwRows;
+
+  await_prior_grids();
+  stage_rows<kK, kGwSPitch, kGwThreads, kK>(&sm.s[0][0], s_or_temb, B, t);
+  stage_rows<kGwRows, kGwGPitch, kGwThreads, kN>(&sm.g[0][0], grad_out + n0, B, t);
+  cp_async_commit();
+  // Batch rows B .. 15 are padding: zero, never loaded (filled while the copies are in flight).
+  for (int idx = t; idx < (kGwBatchRows - B) * kGwSPitch / 8; idx += kGwThreads)
+    reinterpret_cast<uint4*>(&sm.s[B][0])[idx] = make_uint4(0u, 0u, 0u, 0u);
+  for (int idx = t; idx < (kGwBatchRows - B) * kGwGPitch / 8; idx += kGwThreads)
+    reinterpret_cast<uint4*>(&sm.g[B][0])[idx] = make_uint4(0u, 0u, 0u, 0u);
+  cp_async_wait<0>();
+  if (!silu_done) {
+    __syncthreads();
+    for (int idx = t; idx < B * kK; idx += kGwThreads) {
+      bf16& v = sm.s[idx / kK][idx % kK];
+      v = round_to<bf16>(silu_f32(load_f32(&v)));
+    }
+  }
+  __syncthreads();
+
+  if (warp < kGwComputeWarps) {
+    const int jl = lane >> 3;
+    const int g = lane >> 2;
+    const int tq = lane & 3;
+    for (int tile = 0; tile < kGwTiles; ++tile) {
+      const int buf = tile & 1;
+      const int group = tile / 2;
+      const int col0 = (tile & 1) * kGwTileCols + warp * kGwWarpCols;  // in s and grad_weight
+      if (tile >= 2) bar_sync(kGwFree + buf, kGwThreads);
+      // A: 16 rows n of grad_out^T by 16 batch rows, as the GEMM loads its [r][m] tile.
+      std::uint32_t af[4];
+      ldmatrix_x4_trans(af, &sm.g[0][0] + ((lane & 7) + (jl >> 1) * 8) * kGwGPitch + group * 16 + (jl & 1) * 8);
+#pragma unroll
+      for (int sub = 0; sub < kGwWarpCols / 64; ++sub) {
+        // One mma.sync k16 step over batch rows 0 .. 15 from a zero accumulator. The GEMM's
+        // second step (rows 16 .. 31, zero for B <= 16) adds exact zero products to it, which
+        // changes no value this step can produce: a finite sum keeps its bits (nothing to
+        // align or round), +0 stays +0 (-0 cannot arise: the accumulator starts at +0 and the
+        // sum is rounded to nearest), infinities and the tensor core's NaN stay as they are. So
+        // it is not run.
+        const int c0 = col0 + sub * 64;
+        float acc[8][4] = {};
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+          // B: s as the GEMM loads its [r][c] tile.
+          std::uint32_t bfr[4];
+          ldmatrix_x4_trans(bfr, &sm.s[0][0] + ((lane & 7) + (jl & 1) * 8) * kGwSPitch + c0 + h * 16 + (jl >> 1) * 8);
+          mma_bf16(acc[2 * h], af, bfr[0], bfr[1]);
+          mma_bf16(acc[2 * h + 1], af, bfr[2], bfr[3]);
+        }
+        const int tc = c0 - (tile & 1) * kGwTileCols;
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+#pragma unroll
+          for (int half = 0; half < 2; ++half)
+            *reinterpret_cast<__nv_bfloat162*>(&sm.out[buf][g + half * 8][tc + j * 8 + tq * 2]) =
+                __floats2bfloat162_rn(acc[j][half * 2], acc[j][half * 2 + 1]);
+      }
+      bar_arrive(kGwFull + buf, kGwThreads);
+    }
+  } else {
+    const int ts = t - kGwComputeWarps * 32;
+    constexpr int kRowChunks = kGwTileCols / 8;  // 16-byte pieces of a tile row
+    for (int tile = 0; tile < kGwTiles; ++tile) {
+      const int buf = tile & 1;
+      bar_sync(kGwFull + buf, kGwThreads);
+      bf16* dst = grad_weight + static_cast<std::int64_t>(n0 + tile / 2 * 16) * kK + (tile & 1) * kGwTileCols;
+#pragma unroll
+      for (int i = 0; i < 16 * kRowChunks / kGwStoreThreads; ++i) {
+        const int idx = i * kGwStoreThreads + ts;
+        const int r = idx / kRowChunks;
+        const int c = idx % kRowChunks * 8;
+        *reinterpret_cast<uint4*>(dst + static_cast<std::int64_t>(r) * kK + c) =
+            *reinterpret_cast<const uint4*>(&sm.out[buf][r][c]);
+      }
+      if (tile + 2 < kGwTiles) bar_arrive(kGwFree + buf, kGwThreads);
+    }
+  }
+  release_dependent_grids();
+}
+
 }  // namespace
 
 cudaError_t fits_current_device(bool* fits) { return launch::fits(sizeof(Smem), fits); }
+
+cudaError_t grad_weight_fits_current_device(bool* fits) { return launch::fits(sizeof(GradWSmem), fits); }
 
 cudaError_t forward(int B, const void* temb, const void* weight, const void* bias, void* out,
                     cudaStream_t stream) {
@@ -124,6 +261,16 @@ cudaError_t forward(int B, const void* temb, const void* weight, const void* bia
   return launch::kernel<forward_kernel>(kN / kRows, kThreads, smem, stream, static_cast<const bf16*>(temb),
                                         static_cast<const bf16*>(weight), static_cast<const bf16*>(bias),
                                         static_cast<bf16*>(out), B);
+}
+
+cudaError_t grad_weight(int B, const void* s_or_temb, bool silu_done, const void* grad_out, void* grad_weight,
+                        cudaStream_t stream) {
+  if (B < 1 || B > kGradWMaxB) return cudaErrorInvalidValue;
+  constexpr std::size_t smem = sizeof(GradWSmem);
+  if (const cudaError_t err = launch::allow_smem<grad_weight_kernel>(smem); err != cudaSuccess) return err;
+  return launch::kernel<grad_weight_kernel>(kN / kGwRows, kGwThreads, smem, stream, static_cast<const bf16*>(s_or_temb),
+                                            silu_done, static_cast<const bf16*>(grad_out), static_cast<bf16*>(grad_weight),
+                                            B);
 }
 
 }  // namespace rlk::cuda::qwenimage::bf16_stream

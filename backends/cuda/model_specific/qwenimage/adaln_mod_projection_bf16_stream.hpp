@@ -1,11 +1,16 @@
-// bf16 forward of qwenimage_adaln_mod_projection for small batches (B <= kMaxB): at small B the
-// forward is one read of W (113 MB); this kernel streams it through a deep cp.async pipeline
-// (the GEMMs' tiles read it more slowly) and computes SiLU on the way, saving its launch.
+// bf16 streaming kernels of qwenimage_adaln_mod_projection for small batches.
 //
-// It keeps the bf16 contract exactly as the mma.sync forward GEMM evaluates it (each element the
-// same chain of mma.sync k16 steps over k ascending into one FP32 accumulator, the bias added in
-// FP32, one rounding), so either may run for any B <= kMaxB and the bytes are the same;
-// tests/cuda/test_kernel_paths.cpp compares them byte for byte.
+// forward (B <= kMaxB): at small B the forward is one read of W (113 MB); this kernel streams
+// it through a deep cp.async pipeline (the GEMMs' tiles read it more slowly) and computes SiLU on
+// the way, saving its launch.
+// grad_weight (B <= kGradWMaxB): at small B grad_weight is one write of a W-sized tensor; this
+// kernel writes it as each CTA's rows in address order (the pattern that reached the write
+// ceiling in dev/write_check.cu) and, for the smallest B, computes SiLU itself, saving its launch.
+//
+// Both keep the bf16 contract exactly as the mma.sync GEMMs evaluate it (each element the same
+// chain of mma.sync k16 steps over the reduction, ascending, into one FP32 accumulator; the
+// forward's bias added in FP32; one rounding), so either may run for any B they take and the
+// bytes are the same; tests/cuda/test_kernel_paths.cpp compares them byte for byte.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -15,12 +20,24 @@ namespace rlk::cuda::qwenimage::bf16_stream {
 // Largest batch this kernel takes: one 8-column tile of the mma.sync instruction.
 constexpr int kMaxB = 8;
 
-// Whether the current device has the shared memory per block the kernel needs (213 KB).
+// Whether the current device has the shared memory per block the forward needs (213 KB).
 // A host attribute query, cached.
 cudaError_t fits_current_device(bool* fits);
 
 // y = round(sum_k W[n,k] s[b,k] + bias[n]) with s = SiLU(temb) computed here; bf16 tensors.
 cudaError_t forward(int B, const void* temb, const void* weight, const void* bias, void* out,
                     cudaStream_t stream);
+
+// Largest batch the grad_weight kernel takes: one k16 step of batch rows (the mma.sync GEMM's
+// second step, over rows 16 .. 31, is all zeros there and is run too, so the chain is the same).
+constexpr int kGradWMaxB = 16;
+
+// Whether the current device has the shared memory per block grad_weight needs (197 KB).
+cudaError_t grad_weight_fits_current_device(bool* fits);
+
+// grad_weight[n,k] = round(sum_b grad_out[b,n] s[b,k]); `s_or_temb` is s = SiLU(temb) as
+// silu_kernel writes it when `silu_done`, else temb, and the kernel computes s the same way.
+cudaError_t grad_weight(int B, const void* s_or_temb, bool silu_done, const void* grad_out, void* grad_weight,
+                        cudaStream_t stream);
 
 }  // namespace rlk::cuda::qwenimage::bf16_stream

@@ -8,10 +8,11 @@
 // lie beyond B; neither changes the accumulation sequence of a valid element.
 //
 // The bf16 GEMMs exist twice: mma.sync here (every architecture) and wgmma in
-// adaln_mod_projection_sm90.cu (sm_90a), and for the forward at B <= 8 a third time as the
-// streaming kernel of adaln_mod_projection_bf16_stream.cu; which runs may depend on B
-// (resolve_bf16() below) because all give the same bytes: each element is the same chain of k16
-// tensor-core steps into one FP32 accumulator (tests/cuda/test_kernel_paths.cpp checks it).
+// adaln_mod_projection_sm90.cu (sm_90a), and for the forward at B <= 8 and grad_weight at
+// B <= 16 a third time as the streaming kernels of adaln_mod_projection_bf16_stream.cu; which
+// runs may depend on B (resolve_bf16() below) because all give the same bytes: each element is
+// the same chain of k16 tensor-core steps into one FP32 accumulator
+// (tests/cuda/test_kernel_paths.cpp checks it).
 // The fp32 path likewise has two implementations, the tiled CUDA-core GEMMs below (simt::)
 // and, for B <= 16, the streaming kernels of adaln_mod_projection_fp32_stream.cu, which evaluate
 // the same FMA chains (tests/cuda/test_kernel_paths.cpp compares them).
@@ -820,23 +821,36 @@ constexpr int kGradWCooperativeFromB = 1025;  // up to 1024 rows, ping-pong hide
 // bf16 forward: the streaming kernel up to this batch size where the device fits it (measured on
 // an H200, docs/notes/cuda-kernels.md). Speed only: the bytes are the same either way.
 constexpr int kBf16StreamingForwardUpToB = bf16_stream::kMaxB;
+// bf16 grad_weight: the streaming kernel up to this batch size, computing SiLU itself up to
+// the second (beyond it silu_kernel's launch costs less than 128 CTAs each computing all of s;
+// measured likewise).
+constexpr int kBf16StreamingGradWUpToB = bf16_stream::kGradWMaxB;
+constexpr int kBf16StreamingGradWSiluUpToB = 4;
 
 enum class Direction { forward, backward };
 
 // Resolves the bf16 `automatic` choices for batch size B on the current device; refuses a
 // forced wgmma choice where the wgmma GEMMs cannot run, and forced streaming where bf16 has no
-// streaming kernel (the backward, B > bf16_stream::kMaxB, together with a forced forward GEMM:
+// streaming kernel (the forward for B > bf16_stream::kMaxB or with a forced forward GEMM, the
+// backward for B > bf16_stream::kGradWMaxB or with a forced grad_weight GEMM:
 // cudaErrorInvalidValue; a device without the shared memory it needs: cudaErrorNotSupported).
+// Streaming in the backward means the streaming grad_weight kernel; grad_temb is a GEMM either way.
 cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
   if (g->streaming != Streaming::off) {
-    const bool applies = direction == Direction::forward && B <= bf16_stream::kMaxB &&
-                         g->forward == GemmFamily::automatic;
+    const bool forward = direction == Direction::forward;
+    const bool applies = forward ? B <= bf16_stream::kMaxB && g->forward == GemmFamily::automatic
+                                 : B <= bf16_stream::kGradWMaxB && g->grad_weight == GemmFamily::automatic;
     if (g->streaming == Streaming::on && !applies) return cudaErrorInvalidValue;
     bool fits = false;
-    if (const cudaError_t err = bf16_stream::fits_current_device(&fits); err != cudaSuccess) return err;
+    if (const cudaError_t err = forward ? bf16_stream::fits_current_device(&fits)
+                                        : bf16_stream::grad_weight_fits_current_device(&fits);
+        err != cudaSuccess)
+      return err;
     if (g->streaming == Streaming::on && !fits) return cudaErrorNotSupported;
     if (g->streaming == Streaming::automatic)
-      g->streaming = applies && fits && B <= kBf16StreamingForwardUpToB ? Streaming::on : Streaming::off;
+      g->streaming = applies && fits && B <= (forward ? kBf16StreamingForwardUpToB : kBf16StreamingGradWUpToB)
+                         ? Streaming::on
+                         : Streaming::off;
   }
   bool usable = false;
   if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
@@ -954,7 +968,10 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   void* s = base;
   float* partial = reinterpret_cast<float*>(base + silu_bytes(prob));
   cudaError_t err = cudaSuccess;
-  if (choice.streaming != Streaming::on) {  // the streaming kernel computes SiLU itself
+  // The streaming kernels compute SiLU themselves (bf16 grad_weight: for the smallest B only).
+  const bool silu_in_kernel =
+      choice.streaming == Streaming::on && (sizeof(T) == 4 || B <= kBf16StreamingGradWSiluUpToB);
+  if (!silu_in_kernel) {
     err = launch_silu<T>(t.temb, s, B, stream);
     if (err != cudaSuccess) return err;
   }
@@ -990,12 +1007,16 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
               : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, t.grad_out, partial, stream);
     if (err != cudaSuccess) return err;
     gw.r_len = round_up_int(B, mma::GradWConfig::BR);
-    err = choice.grad_weight == GemmFamily::mma_sync
-              ? mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream)
-              : sm90::gradw_gemm(choice.grad_weight == GemmFamily::wgmma_pingpong
-                                     ? sm90::GradWSchedule::pingpong
-                                     : sm90::GradWSchedule::cooperative,
-                                 B, t.grad_out, s, t.grad_weight, stream);
+    if (choice.streaming == Streaming::on)
+      err = bf16_stream::grad_weight(B, silu_in_kernel ? t.temb : s, !silu_in_kernel, t.grad_out, t.grad_weight,
+                                     stream);
+    else
+      err = choice.grad_weight == GemmFamily::mma_sync
+                ? mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream)
+                : sm90::gradw_gemm(choice.grad_weight == GemmFamily::wgmma_pingpong
+                                       ? sm90::GradWSchedule::pingpong
+                                       : sm90::GradWSchedule::cooperative,
+                                   B, t.grad_out, s, t.grad_weight, stream);
   } else {
     err = launch_fp32_gemm<Op::kDTemb>(resolve_tiles(choice.fp32.grad_temb, B, kFp32DTembWideFromB), dt, B, kK, kSplitN,
                                        stream);

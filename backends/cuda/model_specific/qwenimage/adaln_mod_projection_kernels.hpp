@@ -53,11 +53,13 @@ struct BackwardTensors {
 // other combination is refused with cudaErrorInvalidValue.
 enum class GemmFamily { automatic, mma_sync, wgmma_narrow, wgmma_wide, wgmma_pingpong, wgmma_swapped };
 // `streaming`: the streaming kernels for small batches where they exist (fp32 forward and
-// backward for B <= fp32_stream::kMaxB, bf16 forward for B <= bf16_stream::kMaxB), on devices
-// with the shared memory they need; `off` runs the tiled GEMMs (fp32) or the GEMM families
-// above (bf16). tests/cuda/test_kernel_paths.cpp compares them. `on` is refused with
-// cudaErrorInvalidValue where no streaming kernel applies (a larger B, the bf16 backward, a
-// forced bf16 forward family), with cudaErrorNotSupported on a device without that memory.
+// backward for B <= fp32_stream::kMaxB; bf16 forward for B <= bf16_stream::kMaxB and bf16
+// grad_weight for B <= bf16_stream::kGradWMaxB, grad_temb staying a GEMM), on devices with the
+// shared memory they need; `off` runs the tiled GEMMs (fp32) or the GEMM families above (bf16).
+// tests/cuda/test_kernel_paths.cpp compares them. `on` is refused with cudaErrorInvalidValue
+// where no streaming kernel applies (a larger B; a forced bf16 family for the GEMM the streaming
+// kernel replaces: forward, grad_weight), with cudaErrorNotSupported on a device without that
+// memory.
 enum class Streaming { automatic, off, on };
 // fp32, per GEMM where the tiled kernels run (B past the streaming kernels, or streaming off):
 // `narrow` 64 x 64 output tiles (4 x 4 per thread), `wide` 64 x 128 (4 x 8 per thread, 128 batch

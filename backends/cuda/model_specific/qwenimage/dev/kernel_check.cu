@@ -4,7 +4,8 @@
 // Usage: kernel_check [--probe-only | --profile | --timing-only] [--bf16-only | --fp32-only]
 //                     [--compare-gemms] [--gemms mma|narrow|wide|swapped]
 //   --timing-only: no checks, timings for B <= 64 only.
-//   --profile: fwd+bwd at B = 1, 256 and 2048 only (after the accuracy check), for a kernel profiler.
+//   --profile: fwd+bwd at B = 1, 256 and 2048 only (after the accuracy check), then at B = 1 with
+//              the streaming kernels off, for a kernel profiler.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -290,7 +291,9 @@ struct Timing {
   int B;
   double fwd, fwdbwd, cub_fwd, cub_fwdbwd;
   double gemm_fwd[4] = {}, gemm_bwd_dt[3] = {}, gemm_bwd_gw = 0, gemm_bwd_gw_pp = 0;
-  double stream_fwd[2] = {}, stream_fwdbwd[2] = {};  // streaming off, on (fp32 B <= 16; bf16 B <= 8, fwd)
+  // streaming off, on: fp32 B <= 16 forward and forward + backward; bf16 forward (B <= 8) and
+  // backward alone (B <= 16, the streaming grad_weight)
+  double stream_fwd[2] = {}, stream_fwdbwd[2] = {}, stream_bwd[2] = {};
   // fp32 tiled GEMMs, narrow / wide: forward alone; backward with grad_temb varied (grad_weight
   // narrow); backward with grad_weight varied (grad_temb narrow)
   double f32_fwd[2] = {}, f32_bwd_dt[2] = {}, f32_bwd_gw[2] = {};
@@ -370,17 +373,20 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
         run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0);
         run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0);
       });
-      if (g_compare && B <= (f32 ? 16 : 8)) {
-        // fp32: forward and backward streaming; bf16: the forward (the backward has none).
+      if (g_compare && B <= 16) {
+        // fp32: forward and backward streaming; bf16: the forward (B <= 8) and grad_weight.
         const KernelChoice saved = g_choice;
         for (int f = 0; f < 2; ++f) {
           g_choice.streaming = f == 0 ? Streaming::off : Streaming::on;
-          t.stream_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
+          if (f32 || B <= 8)
+            t.stream_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
           if (f32)
             t.stream_fwdbwd[f] = time_it([&](int s) {
               run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0);
               run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0);
             });
+          else
+            t.stream_bwd[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
         }
         g_choice = saved;
       }
@@ -531,6 +537,12 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
       run_fwd<T>(b, B, b.temb[0], b.w[0], b.bias[0], 0);
       run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
     }
+    // B = 1 again with the streaming kernels off: the GEMMs they replace, for comparison.
+    const KernelChoice saved = g_choice;
+    g_choice.streaming = Streaming::off;
+    run_fwd<T>(b, 1, b.temb[0], b.w[0], b.bias[0], 0);
+    run_bwd<T>(b, 1, b.temb[0], b.w[0], b.dy[0], 0);
+    g_choice = saved;
     CK(cudaDeviceSynchronize());
     return;
   }
@@ -773,6 +785,33 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     g_choice = saved;
   }
 
+  // ---- the bf16 streaming grad_weight, byte for byte against mma.sync, at every B it takes
+  if (!f32 && g_compare) {
+    const KernelChoice saved = g_choice;
+    const GemmFamily mma = GemmFamily::mma_sync;
+    auto gradients = [&](int B) {
+      poison<T>(b);
+      run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
+      CK(cudaDeviceSynchronize());
+      return std::array<std::vector<unsigned char>, 3>{to_host<T>(b.gtemb, std::size_t(B) * K),
+                                                       to_host<T>(b.gw, std::size_t(N) * K), to_host<T>(b.gb, N)};
+    };
+    for (int B = 1; B <= 16; ++B) {
+      g_choice = KernelChoice{mma, mma, mma, Streaming::off};
+      const auto reference = gradients(B);
+      g_choice = KernelChoice{mma, mma, GemmFamily::automatic, Streaming::on};
+      const auto got = gradients(B);
+      for (int o = 0; o < 3; ++o) {
+        const std::size_t diff = differing<T>(reference[o], got[o]);
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "bf16 B=%d %s: streaming grad_weight's backward bytes equal mma.sync (%zu of %zu differ)",
+                      B, kOutputNames[o + 1], diff, reference[o].size() / sizeof(T));
+        report(diff == 0, buf);
+      }
+    }
+    g_choice = saved;
+  }
+
   // ---- the fp32 tiled GEMMs, wide against narrow tiles byte for byte
   if (f32 && g_compare) {
     const KernelChoice saved = g_choice;
@@ -889,12 +928,17 @@ int main(int argc, char** argv) {
                   t.gemm_bwd_dt[1], t.gemm_bwd_dt[2], t.gemm_bwd_gw, t.gemm_bwd_gw_pp);
   }
   if (g_compare) {
-    std::printf("\nstreaming off / on (ms, median of 25; bf16: forward only)\n");
+    std::printf("\nstreaming off / on (ms, median of 25; bf16: forward up to B = 8, backward alone)\n");
     for (const auto* tv : {&t16, &t32})
       for (const auto& t : *tv)
-        if (t.B <= (tv == &t32 ? 16 : 8))
-          std::printf("%s B %5d | fwd %8.4f %8.4f | fwd+bwd %8.4f %8.4f\n", tv == &t16 ? "bf16" : "fp32", t.B,
-                      t.stream_fwd[0], t.stream_fwd[1], t.stream_fwdbwd[0], t.stream_fwdbwd[1]);
+        if (t.B <= 16) {
+          if (tv == &t32)
+            std::printf("fp32 B %5d | fwd %8.4f %8.4f | fwd+bwd %8.4f %8.4f\n", t.B, t.stream_fwd[0], t.stream_fwd[1],
+                        t.stream_fwdbwd[0], t.stream_fwdbwd[1]);
+          else
+            std::printf("bf16 B %5d | fwd %8.4f %8.4f | bwd %8.4f %8.4f\n", t.B, t.stream_fwd[0], t.stream_fwd[1],
+                        t.stream_bwd[0], t.stream_bwd[1]);
+        }
   }
   if (g_compare) {
     std::printf("\nfp32 tiled GEMMs (ms, median of 25): fwd with narrow / wide tiles; bwd with d_temb narrow / wide "
