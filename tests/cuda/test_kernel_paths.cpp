@@ -136,22 +136,14 @@ class KernelPaths : public ::testing::Test {
            std::to_string(major_) + "." + std::to_string(minor_) + ")";
   }
 
-  // Runs forward and backward with the given choice; returns the four outputs' bytes.
-  static std::vector<std::vector<unsigned char>> run(Storage s, int B, const KernelChoice& choice,
-                                                     bool zero_tail_dy = false) {
-    const Device& d = dev(s);
-    const std::size_t es = elem(s);
-    const Problem p{s, B, kK, kN};
-    const std::pair<void*, std::size_t> outputs[] = {{d.out, std::size_t(B) * kN * es},
-                                                      {d.grad_temb, std::size_t(B) * kK * es},
-                                                      {d.grad_weight, std::size_t(kN) * kK * es},
-                                                      {d.grad_bias, std::size_t(kN) * es}};
+  using Outputs = std::vector<std::pair<void*, std::size_t>>;
+
+  // Poisons the outputs (device pointer, bytes), runs `launch`, synchronizes and returns the
+  // outputs' bytes.
+  template <class Launch>
+  static std::vector<std::vector<unsigned char>> bytes_after(const Outputs& outputs, Launch&& launch) {
     for (auto [ptr, bytes] : outputs) cudaMemset(ptr, 0xFF, bytes);
-    const ForwardTensors f{d.temb, d.weight, d.bias, d.out};
-    const BackwardTensors b{d.temb, d.weight, zero_tail_dy ? d.grad_out_zero_tail : d.grad_out,
-                            d.grad_temb, d.grad_weight, d.grad_bias};
-    EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, choice), cudaSuccess);
-    EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, choice), cudaSuccess);
+    launch();
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     std::vector<std::vector<unsigned char>> host;
     for (auto [ptr, bytes] : outputs) {
@@ -162,17 +154,33 @@ class KernelPaths : public ::testing::Test {
     return host;
   }
 
+  // Runs forward and backward with the given choice; returns the four outputs' bytes.
+  static std::vector<std::vector<unsigned char>> run(Storage s, int B, const KernelChoice& choice,
+                                                     bool zero_tail_dy = false) {
+    const Device& d = dev(s);
+    const std::size_t es = elem(s);
+    const Problem p{s, B, kK, kN};
+    const ForwardTensors f{d.temb, d.weight, d.bias, d.out};
+    const BackwardTensors b{d.temb, d.weight, zero_tail_dy ? d.grad_out_zero_tail : d.grad_out,
+                            d.grad_temb, d.grad_weight, d.grad_bias};
+    return bytes_after({{d.out, std::size_t(B) * kN * es},
+                        {d.grad_temb, std::size_t(B) * kK * es},
+                        {d.grad_weight, std::size_t(kN) * kK * es},
+                        {d.grad_bias, std::size_t(kN) * es}},
+                       [&] {
+                         EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, choice), cudaSuccess);
+                         EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, choice), cudaSuccess);
+                       });
+  }
+
   // Forward alone with the given choice; returns y's bytes (poisoned before the run).
   static std::vector<unsigned char> run_forward(Storage s, int B, const KernelChoice& choice) {
     const Device& d = dev(s);
     const Problem p{s, B, kK, kN};
-    std::vector<unsigned char> y(std::size_t(B) * kN * elem(s));
-    cudaMemset(d.out, 0xFF, y.size());
     const ForwardTensors f{d.temb, d.weight, d.bias, d.out};
-    EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, choice), cudaSuccess);
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    cudaMemcpy(y.data(), d.out, y.size(), cudaMemcpyDeviceToHost);
-    return y;
+    return bytes_after({{d.out, std::size_t(B) * kN * elem(s)}}, [&] {
+      EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, choice), cudaSuccess);
+    })[0];
   }
 
   // Backward alone with the given choice; returns grad_temb, grad_weight and grad_bias bytes
@@ -181,20 +189,13 @@ class KernelPaths : public ::testing::Test {
     const Device& d = dev(s);
     const std::size_t es = elem(s);
     const Problem p{s, B, kK, kN};
-    const std::pair<void*, std::size_t> outputs[] = {{d.grad_temb, std::size_t(B) * kK * es},
-                                                      {d.grad_weight, std::size_t(kN) * kK * es},
-                                                      {d.grad_bias, std::size_t(kN) * es}};
-    for (auto [ptr, bytes] : outputs) cudaMemset(ptr, 0xFF, bytes);
     const BackwardTensors b{d.temb, d.weight, d.grad_out, d.grad_temb, d.grad_weight, d.grad_bias};
-    EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, choice), cudaSuccess);
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    std::vector<std::vector<unsigned char>> host;
-    for (auto [ptr, bytes] : outputs) {
-      std::vector<unsigned char> h(bytes);
-      cudaMemcpy(h.data(), ptr, bytes, cudaMemcpyDeviceToHost);
-      host.push_back(std::move(h));
-    }
-    return host;
+    return bytes_after({{d.grad_temb, std::size_t(B) * kK * es},
+                        {d.grad_weight, std::size_t(kN) * kK * es},
+                        {d.grad_bias, std::size_t(kN) * es}},
+                       [&] {
+                         EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, choice), cudaSuccess);
+                       });
   }
 
   static inline Device fp32_{};
@@ -341,6 +342,24 @@ TEST_F(KernelPaths, Bf16StreamingGradWeightGivesTheBytesOfMmaSyncAtEveryBatchItT
   EXPECT_GT(nans, 0u) << "no NaN reached grad_weight: the case tests nothing";
   EXPECT_EQ(differing_elements(reference[1], got[1], 2), 0u)
       << "grad_weight with infinities, NaNs and signed zeros in its inputs: the streaming kernel differs from mma.sync";
+}
+
+// The streaming d_temb kernel (with the streaming grad_weight) against the mma.sync GEMMs, at
+// every batch size it takes.
+TEST_F(KernelPaths, Bf16StreamingDTembGivesTheBytesOfMmaSyncAtEveryBatchItTakes) {
+  bool fits = false;
+  ASSERT_EQ(bf16_stream::dtemb_fits_current_device(&fits), cudaSuccess);
+  if (!fits) GTEST_SKIP() << "the device offers less shared memory per block than the streaming d_temb uses";
+  const GemmFamily mma = GemmFamily::mma_sync;
+  for (int B = 1; B <= bf16_stream::kDTembMaxB; ++B) {
+    const auto reference = run_backward(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off});
+    const auto got = run_backward(Storage::bfloat16, B, KernelChoice{mma, GemmFamily::automatic, GemmFamily::automatic, Streaming::on});
+    for (std::size_t o = 0; o < got.size(); ++o) {
+      ASSERT_EQ(poison_left(got[o], 2), 0u) << kNames[o + 1] << " not fully written at B = " << B;
+      EXPECT_EQ(differing_elements(reference[o], got[o], 2), 0u)
+          << kNames[o + 1] << " at B = " << B << ": the streaming backward differs from mma.sync";
+    }
+  }
 }
 
 // Across the automatic switches (streaming forward up to 8 rows, streaming backward up to 16,

@@ -5,6 +5,8 @@
 //   s[b,k]    round_to<bf16>(silu_f32(temb[b,k])), as silu_kernel.
 //   y[b,n]    acc = 0; one mma.sync m16n8k16 step per 16 k, k ascending over all 3072;
 //             y = round_to<bf16>(acc + bias[n]) (FP32 add, one rounding).
+//   pt[z,b,k] acc = 0; one mma.sync m16n8k16 step per 16 rows n, ascending over slice z's
+//             N / kSplitN rows; stored as FP32 (backward_finish_kernel combines the slices).
 //   gw[n,k]   acc = 0; one mma.sync m16n8k16 step per 16 batch rows, ascending over the
 //             GEMM's r-tile of 32 rows (rows >= B zero); gw = round_to<bf16>(acc).
 // The fragments are loaded with the same ldmatrix forms as there (W stored [n][k], s [b][k],
@@ -111,6 +113,95 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (b < B) out[static_cast<std::int64_t>(b) * kN + n] = round_to<bf16>(acc[half * 2 + q] + bn);
     }
   }
+  cp_async_wait<0>();
+}
+
+// d_temb partials: one CTA per (slice of kN / kSplitN rows of W, kDtCols columns): 8 x 16 = 128
+// CTAs, one warp per 16 columns. W (kDtStep rows x kDtCols columns per stage) and grad_out
+// (B rows x kDtStep columns) stream through a kDtStages-stage cp.async pipeline, as the
+// forward's W and temb; each warp runs one mma.sync per 16 rows of W into one FP32 accumulator
+// per element, the chain of the GEMM's slice.
+constexpr int kDtCols = 192;
+constexpr int kDtWarps = kDtCols / 16;
+constexpr int kDtThreads = kDtWarps * 32;
+constexpr int kDtStep = 64;
+constexpr int kDtPitch = kDtCols + 8;  // 400 bytes: the 8 rows of an ldmatrix.trans in distinct banks
+constexpr int kDtGPitch = kDtStep + 8;  // 144 bytes, likewise for grad_out's rows
+constexpr int kDtStages = 7;
+constexpr int kDtSliceRows = kN / kSplitN;
+constexpr int kDtSteps = kDtSliceRows / kDtStep;
+constexpr int kDtGRows = 16;  // the 8 batch columns of one mma.sync, and 8 more the x4 form reads
+static_assert(kK % kDtCols == 0 && kDtSliceRows % kDtStep == 0 && kDtStep % 16 == 0 && kDTembMaxB <= 8);
+
+struct DTembSmem {
+  bf16 w[kDtStages][kDtStep][kDtPitch];
+  bf16 g[kDtStages][kDtGRows][kDtGPitch];  // rows >= B stay zero
+};
+
+__global__ void __launch_bounds__(kDtThreads, 1)
+    dtemb_kernel(const bf16* __restrict__ W, const bf16* __restrict__ grad_out, float* __restrict__ partial, int B) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  DTembSmem& sm = *reinterpret_cast<DTembSmem*>(smem_raw);
+  const int t = threadIdx.x;
+  const int warp = t / 32;
+  const int lane = t % 32;
+  const int slice = blockIdx.x / (kK / kDtCols);
+  const int k0 = blockIdx.x % (kK / kDtCols) * kDtCols;
+  const int n0 = slice * kDtSliceRows;
+
+  auto issue = [&](int step) {
+    if (step < kDtSteps) {
+      const int slot = step % kDtStages;
+      const int n = n0 + step * kDtStep;
+      stage_tile<kDtStep, kDtCols, kDtPitch, kDtThreads, kK>(&sm.w[slot][0][0], W + static_cast<std::int64_t>(n) * kK + k0,
+                                                             t);
+      stage_rows<kDtStep, kDtGPitch, kDtThreads, kN>(&sm.g[slot][0][0], grad_out + n, B, t);
+    }
+    cp_async_commit();  // an empty group past the end keeps the wait count uniform
+  };
+
+  // Rows B .. kDtGRows - 1 of every grad_out stage are batch padding: zero once, never loaded.
+  for (int idx = t; idx < kDtStages * (kDtGRows - B) * kDtGPitch; idx += kDtThreads) {
+    const int slot = idx / ((kDtGRows - B) * kDtGPitch);
+    const int rest = idx % ((kDtGRows - B) * kDtGPitch);
+    sm.g[slot][B + rest / kDtGPitch][rest % kDtGPitch] = round_to<bf16>(0.0f);
+  }
+  await_prior_grids();
+#pragma unroll
+  for (int step = 0; step < kDtStages - 1; ++step) issue(step);
+
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  const int jl = lane >> 3;
+  for (int step = 0; step < kDtSteps; ++step) {
+    cp_async_wait<kDtStages - 2>();
+    __syncthreads();  // stage `step` landed for every thread; stage step - 1 is consumed
+    issue(step + kDtStages - 1);
+    const int slot = step % kDtStages;
+    const bf16* tw = &sm.w[slot][0][0];
+    const bf16* tg = &sm.g[slot][0][0];
+#pragma unroll
+    for (int kk = 0; kk < kDtStep; kk += 16) {
+      // A: W^T (16 columns k by 16 rows n) from the [n][k] tile, B: grad_out [b][n], as the GEMM.
+      std::uint32_t af[4];
+      std::uint32_t bfr[4];
+      ldmatrix_x4_trans(af, tw + (kk + (lane & 7) + (jl >> 1) * 8) * kDtPitch + warp * 16 + (jl & 1) * 8);
+      ldmatrix_x4(bfr, tg + ((lane & 7) + (jl >> 1) * 8) * kDtGPitch + kk + (jl & 1) * 8);
+      mma_bf16(acc, af, bfr[0], bfr[1]);
+    }
+  }
+
+  release_dependent_grids();
+  // acc[half * 2 + q]: column k = k0 + 16 warp + g + 8 half, batch row b = 2 tq + q.
+  const int g = lane >> 2;
+  const int tq = lane & 3;
+#pragma unroll
+  for (int half = 0; half < 2; ++half)
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const int b = tq * 2 + q;
+      if (b < B)
+        partial[(static_cast<std::int64_t>(slice) * B + b) * kK + k0 + warp * 16 + g + half * 8] = acc[half * 2 + q];
+    }
   cp_async_wait<0>();
 }
 
@@ -252,6 +343,17 @@ __global__ void __launch_bounds__(kGwThreads, 1)
 cudaError_t fits_current_device(bool* fits) { return launch::fits(sizeof(Smem), fits); }
 
 cudaError_t grad_weight_fits_current_device(bool* fits) { return launch::fits(sizeof(GradWSmem), fits); }
+
+cudaError_t dtemb_fits_current_device(bool* fits) { return launch::fits(sizeof(DTembSmem), fits); }
+
+cudaError_t dtemb_partials(int B, const void* weight, const void* grad_out, float* partial, cudaStream_t stream) {
+  if (B < 1 || B > kDTembMaxB) return cudaErrorInvalidValue;
+  constexpr std::size_t smem = sizeof(DTembSmem);
+  if (const cudaError_t err = launch::allow_smem<dtemb_kernel>(smem); err != cudaSuccess) return err;
+  return launch::kernel<dtemb_kernel>(kSplitN * (kK / kDtCols), kDtThreads, smem, stream,
+                                      static_cast<const bf16*>(weight), static_cast<const bf16*>(grad_out), partial,
+                                      B);
+}
 
 cudaError_t forward(int B, const void* temb, const void* weight, const void* bias, void* out,
                     cudaStream_t stream) {

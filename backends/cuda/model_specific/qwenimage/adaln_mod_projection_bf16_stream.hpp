@@ -3,6 +3,8 @@
 // forward (B <= kMaxB): at small B the forward is one read of W (113 MB); this kernel streams
 // it through a deep cp.async pipeline (the GEMMs' tiles read it more slowly) and computes SiLU on
 // the way, saving its launch.
+// d_temb (B <= kDTembMaxB): the forward's pipeline over W read along n, for the GEMM's per-slice
+// FP32 partials.
 // grad_weight (B <= kGradWMaxB): at small B grad_weight is one write of a W-sized tensor; this
 // kernel writes it as each CTA's rows in address order (the pattern that reached the write
 // ceiling in dev/write_check.cu) and, for the smallest B, computes SiLU itself, saving its launch.
@@ -27,6 +29,17 @@ cudaError_t fits_current_device(bool* fits);
 // y = round(sum_k W[n,k] s[b,k] + bias[n]) with s = SiLU(temb) computed here; bf16 tensors.
 cudaError_t forward(int B, const void* temb, const void* weight, const void* bias, void* out,
                     cudaStream_t stream);
+
+// Largest batch the d_temb kernel takes: one 8-column tile of the mma.sync instruction.
+constexpr int kDTembMaxB = 8;
+
+// Whether the current device has the shared memory per block the d_temb kernel needs (191 KB).
+cudaError_t dtemb_fits_current_device(bool* fits);
+
+// The d_temb GEMM's FP32 partials, partial[slice][b][k] = sum over the slice's rows n of
+// grad_out[b,n] W[n,k] (kSplitN slices of N / kSplitN rows), as the GEMMs write them for
+// backward_finish_kernel.
+cudaError_t dtemb_partials(int B, const void* weight, const void* grad_out, float* partial, cudaStream_t stream);
 
 // Largest batch the grad_weight kernel takes: one k16 step of batch rows (the mma.sync GEMM's
 // second step, over rows 16 .. 31, is all zeros there and is run too, so the chain is the same).

@@ -8,8 +8,8 @@
 // lie beyond B; neither changes the accumulation sequence of a valid element.
 //
 // The bf16 GEMMs exist twice: mma.sync here (every architecture) and wgmma in
-// adaln_mod_projection_sm90.cu (sm_90a), and for the forward at B <= 8 and grad_weight at
-// B <= 16 a third time as the streaming kernels of adaln_mod_projection_bf16_stream.cu; which
+// adaln_mod_projection_sm90.cu (sm_90a), and for the forward and d_temb at B <= 8 and grad_weight
+// at B <= 16 a third time as the streaming kernels of adaln_mod_projection_bf16_stream.cu; which
 // runs may depend on B (resolve_bf16() below) because all give the same bytes: each element is
 // the same chain of k16 tensor-core steps into one FP32 accumulator
 // (tests/cuda/test_kernel_paths.cpp checks it).
@@ -826,6 +826,8 @@ constexpr int kBf16StreamingForwardUpToB = bf16_stream::kMaxB;
 // measured likewise).
 constexpr int kBf16StreamingGradWUpToB = bf16_stream::kGradWMaxB;
 constexpr int kBf16StreamingGradWSiluUpToB = 4;
+// bf16 d_temb: the streaming kernel (with the streaming grad_weight) up to this batch size.
+constexpr int kBf16StreamingDTembUpToB = bf16_stream::kDTembMaxB;
 
 enum class Direction { forward, backward };
 
@@ -834,7 +836,8 @@ enum class Direction { forward, backward };
 // streaming kernel (the forward for B > bf16_stream::kMaxB or with a forced forward GEMM, the
 // backward for B > bf16_stream::kGradWMaxB or with a forced grad_weight GEMM:
 // cudaErrorInvalidValue; a device without the shared memory it needs: cudaErrorNotSupported).
-// Streaming in the backward means the streaming grad_weight kernel; grad_temb is a GEMM either way.
+// Streaming in the backward means the streaming grad_weight kernel, and for B <= kDTembMaxB with
+// grad_temb automatic the streaming d_temb kernel too.
 cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
   if (g->streaming != Streaming::off) {
     const bool forward = direction == Direction::forward;
@@ -852,6 +855,13 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
                          ? Streaming::on
                          : Streaming::off;
   }
+  // The streaming backward also computes d_temb for the smallest B where grad_temb is automatic;
+  // grad_temb then stays `automatic`, which backward_impl reads as the streaming kernel.
+  bool dtemb_streams = false;
+  if (direction == Direction::backward && g->streaming == Streaming::on && g->grad_temb == GemmFamily::automatic &&
+      B <= kBf16StreamingDTembUpToB) {
+    if (const cudaError_t err = bf16_stream::dtemb_fits_current_device(&dtemb_streams); err != cudaSuccess) return err;
+  }
   bool usable = false;
   if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
   for (GemmFamily* f : {&g->forward, &g->grad_temb, &g->grad_weight}) {
@@ -867,7 +877,7 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
                  : B >= kForwardSwappedFromB ? GemmFamily::wgmma_swapped
                                              : GemmFamily::wgmma_narrow;
   }
-  if (g->grad_temb == GemmFamily::automatic) {
+  if (g->grad_temb == GemmFamily::automatic && !dtemb_streams) {
     g->grad_temb = !usable ? GemmFamily::mma_sync
                    : B >= kDTembWideFromB ? GemmFamily::wgmma_wide : GemmFamily::wgmma_narrow;
   }
@@ -1002,9 +1012,12 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   if (sizeof(T) == 4 && choice.streaming == Streaming::on) {
     err = fp32_stream::backward_products(B, t, partial, stream);
   } else if constexpr (sizeof(T) == 2) {
-    err = choice.grad_temb == GemmFamily::mma_sync
-              ? mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream)
-              : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, t.grad_out, partial, stream);
+    if (choice.grad_temb == GemmFamily::automatic)  // resolved to the streaming kernel
+      err = bf16_stream::dtemb_partials(B, t.weight, t.grad_out, partial, stream);
+    else
+      err = choice.grad_temb == GemmFamily::mma_sync
+                ? mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream)
+                : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, t.grad_out, partial, stream);
     if (err != cudaSuccess) return err;
     gw.r_len = round_up_int(B, mma::GradWConfig::BR);
     if (choice.streaming == Streaming::on)
