@@ -44,6 +44,17 @@ struct Smem {
   bf16 s[kStages][kSRows][kPitch];  // temb as loaded, then SiLU in place; rows >= B stay zero
 };
 
+// Rows B .. kRows - 1 of each of kStages stage tiles hold batch padding: zeroed once by the kThreads
+// threads of the block (`t` is the caller's thread index), never loaded.
+template <int kStages, int kRows, int kPitch, int kThreads>
+__device__ __forceinline__ void zero_batch_padding(bf16 (*tiles)[kRows][kPitch], int B, int t) {
+  for (int idx = t; idx < kStages * (kRows - B) * kPitch; idx += kThreads) {
+    const int slot = idx / ((kRows - B) * kPitch);
+    const int rest = idx % ((kRows - B) * kPitch);
+    tiles[slot][B + rest / kPitch][rest % kPitch] = round_to<bf16>(0.0f);
+  }
+}
+
 __global__ void __launch_bounds__(kThreads, 1)
     forward_kernel(const bf16* __restrict__ temb, const bf16* __restrict__ W, const bf16* __restrict__ bias,
                    bf16* __restrict__ out, int B) {
@@ -65,12 +76,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     cp_async_commit();  // an empty group past the end keeps the wait count uniform
   };
 
-  // Rows B .. kSRows - 1 of every s stage are batch padding: zero once, never loaded.
-  for (int idx = t; idx < kStages * (kSRows - B) * kPitch; idx += kThreads) {
-    const int slot = idx / ((kSRows - B) * kPitch);
-    const int rest = idx % ((kSRows - B) * kPitch);
-    sm.s[slot][B + rest / kPitch][rest % kPitch] = round_to<bf16>(0.0f);
-  }
+  zero_batch_padding<kStages, kSRows, kPitch, kThreads>(sm.s, B, t);
   await_prior_grids();
 #pragma unroll
   for (int step = 0; step < kStages - 1; ++step) issue(step);
@@ -160,12 +166,7 @@ __global__ void __launch_bounds__(kDtThreads, 1)
     cp_async_commit();  // an empty group past the end keeps the wait count uniform
   };
 
-  // Rows B .. kDtGRows - 1 of every grad_out stage are batch padding: zero once, never loaded.
-  for (int idx = t; idx < kDtStages * (kDtGRows - B) * kDtGPitch; idx += kDtThreads) {
-    const int slot = idx / ((kDtGRows - B) * kDtGPitch);
-    const int rest = idx % ((kDtGRows - B) * kDtGPitch);
-    sm.g[slot][B + rest / kDtGPitch][rest % kDtGPitch] = round_to<bf16>(0.0f);
-  }
+  zero_batch_padding<kDtStages, kDtGRows, kDtGPitch, kDtThreads>(sm.g, B, t);
   await_prior_grids();
 #pragma unroll
   for (int step = 0; step < kDtStages - 1; ++step) issue(step);
