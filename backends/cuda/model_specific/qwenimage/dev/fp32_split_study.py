@@ -35,7 +35,9 @@ Models (numpy, float64 used only where the emulated hardware is exact):
 Outputs are samples (the full tensors are 37.7M / 6.3M / 56.6M elements): the maximum over a
 sample underestimates the tensor's; the `current` row shows by how much.
 
-Usage: fp32_split_study.py [--seed S] [--quick] [--digits-only]
+Usage: fp32_split_study.py [--seed S] [--quick] [--digits-only] [--digit-chunks whole,256,...]
+                           [--digit-models 3,3t,4,4t]
+(a digit model is D digits per operand, with "t" the products of weight i + j <= D - 1 only)
 """
 import argparse
 import sys
@@ -202,7 +204,13 @@ def main():
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--quick", action="store_true", help="smaller samples (a smoke run)")
     ap.add_argument("--digits-only", action="store_true", help="the current contract and the digit models only")
+    ap.add_argument("--digit-chunks", default="whole,256",
+                    help="comma-separated scale chunks of the digit models: 'whole' (the whole reduction) or steps")
+    ap.add_argument("--digit-models", default="3,3t,4,4t",
+                    help="comma-separated digit models: D digits per operand, 't' for the products i + j <= D - 1")
     args = ap.parse_args()
+    digit_chunks = [None if c == "whole" else int(c) for c in args.digit_chunks.split(",")]
+    digit_models = [(int(m.rstrip("t")), m.endswith("t")) for m in args.digit_models.split(",")]
     rng = np.random.default_rng(args.seed)
     q = 4 if args.quick else 1
     f32 = np.float32
@@ -251,9 +259,9 @@ def main():
     t0 = time.time()
     record("current contract (FFMA chains)", y_of(fma_chain(s[:fwd_rows], W_f)), dtemb(fma_chain),
            fma_chain(dy_gw.T, s_gw.T, chunk=16))
-    for digits, triangle in ((3, False), (3, True), (4, False), (4, True)):
+    for digits, triangle in digit_models:
         products = digits * (digits + 1) // 2 if triangle else digits * digits
-        for chunk in (None, 256):
+        for chunk in digit_chunks:
             label = f"int8 digits, {digits} per operand, {products} products, " + \
                     ("scale per row of the whole reduction" if chunk is None else f"scale per chunk of {chunk}")
             y = (digit_gemm(s[:fwd_rows], W_f, digits, triangle, chunk) + bias).astype(f32)
