@@ -55,6 +55,22 @@ __device__ __forceinline__ void zero_batch_padding(bf16 (*tiles)[kRows][kPitch],
   }
 }
 
+// The streaming kernels' pipeline: stages 0 .. kStages - 2 issued up front; then per step, its
+// stage awaited and made visible to every thread, the stage kStages - 1 ahead issued into the
+// slot consumed last, and consume(slot) run on it. issue(step) loads one stage (nothing past the
+// end) and commits one cp.async group, so the wait count stays uniform.
+template <int kStages, int kSteps, class Issue, class Consume>
+__device__ __forceinline__ void stream_stages(Issue&& issue, Consume&& consume) {
+#pragma unroll
+  for (int step = 0; step < kStages - 1; ++step) issue(step);
+  for (int step = 0; step < kSteps; ++step) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();  // stage `step` landed for every thread; stage step - 1 is consumed
+    issue(step + kStages - 1);
+    consume(step % kStages);
+  }
+}
+
 __global__ void __launch_bounds__(kThreads, 1)
     forward_kernel(const bf16* __restrict__ temb, const bf16* __restrict__ W, const bf16* __restrict__ bias,
                    bf16* __restrict__ out, int B) {
@@ -78,16 +94,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   zero_batch_padding<kStages, kSRows, kPitch, kThreads>(sm.s, B, t);
   await_prior_grids();
-#pragma unroll
-  for (int step = 0; step < kStages - 1; ++step) issue(step);
-
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   const int jl = lane >> 3;
-  for (int step = 0; step < kSteps; ++step) {
-    cp_async_wait<kStages - 2>();
-    __syncthreads();  // stage `step` landed for every thread; stage step - 1 is consumed
-    issue(step + kStages - 1);
-    const int slot = step % kStages;
+  stream_stages<kStages, kSteps>(issue, [&](int slot) {
     for (int idx = t; idx < B * kStep; idx += kThreads) {
       bf16& v = sm.s[slot][idx / kStep][idx % kStep];
       v = round_to<bf16>(silu_f32(load_f32(&v)));
@@ -103,7 +112,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       ldmatrix_x4(bfr, ts + ((lane & 7) + (jl >> 1) * 8) * kPitch + kk + (jl & 1) * 8);
       mma_bf16(acc, af, bfr[0], bfr[1]);
     }
-  }
+  });
 
   release_dependent_grids();
   // acc[half * 2 + q]: row n = 16 warp + g + 8 half, batch column b = 2 tq + q.
@@ -168,16 +177,9 @@ __global__ void __launch_bounds__(kDtThreads, 1)
 
   zero_batch_padding<kDtStages, kDtGRows, kDtGPitch, kDtThreads>(sm.g, B, t);
   await_prior_grids();
-#pragma unroll
-  for (int step = 0; step < kDtStages - 1; ++step) issue(step);
-
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   const int jl = lane >> 3;
-  for (int step = 0; step < kDtSteps; ++step) {
-    cp_async_wait<kDtStages - 2>();
-    __syncthreads();  // stage `step` landed for every thread; stage step - 1 is consumed
-    issue(step + kDtStages - 1);
-    const int slot = step % kDtStages;
+  stream_stages<kDtStages, kDtSteps>(issue, [&](int slot) {
     const bf16* tw = &sm.w[slot][0][0];
     const bf16* tg = &sm.g[slot][0][0];
 #pragma unroll
@@ -189,7 +191,7 @@ __global__ void __launch_bounds__(kDtThreads, 1)
       ldmatrix_x4(bfr, tg + ((lane & 7) + (jl >> 1) * 8) * kDtGPitch + kk + (jl & 1) * 8);
       mma_bf16(acc, af, bfr[0], bfr[1]);
     }
-  }
+  });
 
   release_dependent_grids();
   // acc[half * 2 + q]: column k = k0 + 16 warp + g + 8 half, batch row b = 2 tq + q.
