@@ -55,22 +55,6 @@ __device__ __forceinline__ void zero_batch_padding(bf16 (*tiles)[kRows][kPitch],
   }
 }
 
-// The streaming kernels' pipeline: stages 0 .. kStages - 2 issued up front; then per step, its
-// stage awaited and made visible to every thread, the stage kStages - 1 ahead issued into the
-// slot consumed last, and consume(slot) run on it. issue(step) loads one stage (nothing past the
-// end) and commits one cp.async group, so the wait count stays uniform.
-template <int kStages, int kSteps, class Issue, class Consume>
-__device__ __forceinline__ void stream_stages(Issue&& issue, Consume&& consume) {
-#pragma unroll
-  for (int step = 0; step < kStages - 1; ++step) issue(step);
-  for (int step = 0; step < kSteps; ++step) {
-    cp_async_wait<kStages - 2>();
-    __syncthreads();  // stage `step` landed for every thread; stage step - 1 is consumed
-    issue(step + kStages - 1);
-    consume(step % kStages);
-  }
-}
-
 __global__ void __launch_bounds__(kThreads, 1)
     forward_kernel(const bf16* __restrict__ temb, const bf16* __restrict__ W, const bf16* __restrict__ bias,
                    bf16* __restrict__ out, int B) {

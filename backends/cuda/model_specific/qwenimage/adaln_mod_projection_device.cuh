@@ -103,6 +103,23 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(n));
 }
 
+// The streaming kernels' pipeline (bf16 forward and d_temb, fp32 forward): stages 0 .. kStages - 2
+// issued up front; then per step, its stage awaited and made visible to every thread, the stage
+// kStages - 1 ahead issued into the slot consumed last, and consume(slot) run on it. issue(step)
+// loads one stage (nothing past the end) and commits one cp.async group, so the wait count stays
+// uniform.
+template <int kStages, int kSteps, class Issue, class Consume>
+__device__ __forceinline__ void stream_stages(Issue&& issue, Consume&& consume) {
+#pragma unroll
+  for (int step = 0; step < kStages - 1; ++step) issue(step);
+  for (int step = 0; step < kSteps; ++step) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();  // stage `step` landed for every thread; stage step - 1 is consumed
+    issue(step + kStages - 1);
+    consume(step % kStages);
+  }
+}
+
 // The streaming kernels' stage loads: a tile of a row-major matrix with kLd elements per row
 // into shared memory (row pitch kPitch elements), as 16-byte cp.async chunks spread over the
 // kThreads threads of the block (`t` is the caller's thread index). Rows `rows` .. of the

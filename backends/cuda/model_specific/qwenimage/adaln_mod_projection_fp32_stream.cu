@@ -78,13 +78,7 @@ __global__ void __launch_bounds__(kFwdThreads, 1)
   }
 
   await_prior_grids();
-#pragma unroll
-  for (int step = 0; step < kFwdStages - 1; ++step) issue(step);
-  for (int step = 0; step < kFwdSteps; ++step) {
-    cp_async_wait<kFwdStages - 2>();
-    __syncthreads();  // stage `step` landed for every thread; stage step - 1 is consumed
-    issue(step + kFwdStages - 1);
-    const int slot = step % kFwdStages;
+  stream_stages<kFwdStages, kFwdSteps>(issue, [&](int slot) {
     for (int idx = t; idx < B * kFwdStep; idx += kFwdThreads) {
       float& v = sm.s[slot][idx / kFwdStep][idx % kFwdStep];
       v = round_to<float>(silu_f32(v));
@@ -105,7 +99,7 @@ __global__ void __launch_bounds__(kFwdThreads, 1)
         acc[b] = fmaf(w.w, s.w, acc[b]);
       }
     }
-  }
+  });
   release_dependent_grids();
   const float bn = bias[n0 + t];
 #pragma unroll

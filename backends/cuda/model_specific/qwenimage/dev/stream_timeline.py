@@ -6,14 +6,27 @@ Usage: stream_timeline.py SOURCE_DIR OUT_DIR
 Each copy records, per CTA, %globaltimer at kernel entry (before the wait for prior grids), when
 the first pipeline stage has landed, and at the end of the main loop, plus the SM it ran on
 (stream_timeline_stamps.cuh). The kernels are otherwise the library's, unchanged: the copies are
-made from the sources at build time, so the timeline always measures the current kernels. A
-source whose anchors moved makes this script fail instead of measuring something else.
+made from the sources at build time, so the timeline always measures the current kernels. The
+first-stage stamp goes where a pipeline loop makes stage `step` visible: in the shared
+stream_stages() of the device helpers header, of which a patched copy sits beside the TU copies
+(a quoted include finds it there first), and in a TU's own loops (the FP32 backward's). A source
+whose anchors moved makes this script fail instead of measuring something else.
 """
 import pathlib
 import re
 import sys
 
-SOURCES = ["adaln_mod_projection_bf16_stream.cu", "adaln_mod_projection_fp32_stream.cu"]
+# Each TU, and how many pipeline loops of its own it has (the others use stream_stages()).
+SOURCES = {"adaln_mod_projection_bf16_stream.cu": 0, "adaln_mod_projection_fp32_stream.cu": 1}
+HEADER = "adaln_mod_projection_device.cuh"
+
+
+def stamp_first_stage(text: str, name: str, loops: int) -> str:
+    text, n = re.subn(r"(    __syncthreads\(\);  // stage `step`[^\n]*\n)",
+                      r"\1    if (step == 0 && threadIdx.x == 0) rlk_stamp(1, rlk_gtime());\n", text)
+    if n != loops:
+        sys.exit(f"{name}: {n} first-stage anchors (a __syncthreads making stage `step` visible), expected {loops}")
+    return text
 
 
 def patch(text: str, name: str) -> str:
@@ -30,11 +43,7 @@ def patch(text: str, name: str) -> str:
         if old not in text:
             sys.exit(f"{name}: anchor not found: {old!r}")
         text = text.replace(old, new)
-    text, n = re.subn(r"(    __syncthreads\(\);  // stage `step`[^\n]*\n)",
-                      r"\1    if (step == 0 && threadIdx.x == 0) rlk_stamp(1, rlk_gtime());\n", text)
-    if n == 0:
-        sys.exit(f"{name}: anchor not found: the first stage's __syncthreads")
-    return text
+    return stamp_first_stage(text, name, SOURCES[name])
 
 
 def main() -> None:
@@ -42,6 +51,12 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name in SOURCES:
         (out / ("timeline_" + name)).write_text(patch((src / name).read_text(), name))
+    header = (src / HEADER).read_text()
+    anchor = "#pragma once\n"
+    if anchor not in header:
+        sys.exit(f"{HEADER}: anchor not found: {anchor!r}")
+    header = header.replace(anchor, anchor + '\n#include "stream_timeline_stamps.cuh"\n', 1)
+    (out / HEADER).write_text(stamp_first_stage(header, HEADER, 1))
 
 
 if __name__ == "__main__":
