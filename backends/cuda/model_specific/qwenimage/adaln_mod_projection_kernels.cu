@@ -826,7 +826,8 @@ constexpr int kBf16StreamingForwardUpToB = bf16_stream::kMaxB;
 // measured likewise).
 constexpr int kBf16StreamingGradWUpToB = bf16_stream::kGradWMaxB;
 constexpr int kBf16StreamingGradWSiluUpToB = 4;
-// bf16 d_temb: the streaming kernel (with the streaming grad_weight) up to this batch size.
+// bf16 d_temb: the streaming kernel (with the streaming grad_weight) up to this batch size (the
+// backward 1-3 us faster than with the wgmma d_temb at B = 1, 3 and 8, measured likewise).
 constexpr int kBf16StreamingDTembUpToB = bf16_stream::kDTembMaxB;
 
 enum class Direction { forward, backward };
