@@ -82,6 +82,17 @@ struct Smem {
 #define TC_MIN_BLOCKS 1
 #endif
 
+// f(i, j, q) for every accumulator element of a warp's kMI x kCJ tiles.
+template <class F>
+__device__ __forceinline__ void for_each_acc(F&& f) {
+#pragma unroll
+  for (int i = 0; i < kMI; ++i)
+#pragma unroll
+    for (int j = 0; j < kCJ; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) f(i, j, q);
+}
+
 template <int mode>
 __global__ void __launch_bounds__(kThreads, TC_MIN_BLOCKS) tc_gemm(const float* __restrict__ A, const float* __restrict__ Bm, float* out,
                                                     int R, std::int64_t ldm, std::int64_t ldc) {
@@ -146,28 +157,18 @@ __global__ void __launch_bounds__(kThreads, TC_MIN_BLOCKS) tc_gemm(const float* 
         }
     }
     if constexpr (mode == k3xChunk32) {
-#pragma unroll
-      for (int i = 0; i < kMI; ++i)
-#pragma unroll
-        for (int j = 0; j < kCJ; ++j)
-#pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            two_sum_add(hi[i][j][q], lo[i][j][q], acc[i][j][q]);
-            acc[i][j][q] = 0.0f;
-          }
+      for_each_acc([&](int i, int j, int q) {
+        two_sum_add(hi[i][j][q], lo[i][j][q], acc[i][j][q]);
+        acc[i][j][q] = 0.0f;
+      });
     }
   }
   cp_async_wait<0>();
-#pragma unroll
-  for (int i = 0; i < kMI; ++i)
-#pragma unroll
-    for (int j = 0; j < kCJ; ++j)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const std::int64_t m = m0 + wm + i * 16 + g + (q >> 1) * 8;
-        const std::int64_t c = c0 + wc + j * 8 + tq * 2 + (q & 1);
-        out[m * ldm + c * ldc] = mode == k3xChunk32 ? two_sum_value(hi[i][j][q], lo[i][j][q]) : acc[i][j][q];
-      }
+  for_each_acc([&](int i, int j, int q) {
+    const std::int64_t m = m0 + wm + i * 16 + g + (q >> 1) * 8;
+    const std::int64_t c = c0 + wc + j * 8 + tq * 2 + (q & 1);
+    out[m * ldm + c * ldc] = mode == k3xChunk32 ? two_sum_value(hi[i][j][q], lo[i][j][q]) : acc[i][j][q];
+  });
 }
 
 // FP64 reference: ref[m * ldm + c * ldc] = sum_r A[m, r] * Bm[c, r] in double, 16 x 16 tiles.
