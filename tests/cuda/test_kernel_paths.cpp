@@ -300,7 +300,8 @@ TEST_F(KernelPaths, Bf16StreamingForwardGivesTheBytesOfMmaSyncAtEveryBatchItTake
 }
 
 // The streaming grad_weight kernel (with grad_temb on mma.sync) against the mma.sync GEMMs, at
-// every batch size it takes: all three gradients, since the call's other kernels change with it.
+// every batch size it takes: all three gradients, since the kernel also writes grad_temb (from
+// the d_temb partials) and grad_bias in place of the finish kernel.
 TEST_F(KernelPaths, Bf16StreamingGradWeightGivesTheBytesOfMmaSyncAtEveryBatchItTakes) {
   bool fits = false;
   ASSERT_EQ(bf16_stream::grad_weight_fits_current_device(&fits), cudaSuccess);
@@ -316,8 +317,9 @@ TEST_F(KernelPaths, Bf16StreamingGradWeightGivesTheBytesOfMmaSyncAtEveryBatchItT
     }
   }
   // Special inputs: the kernel leaves out the GEMM's all-zero second k16 step, which must not
-  // change an infinity, a NaN or a zero's sign either. dy gets +inf, -inf, a NaN and a column of
-  // -0 (grad_weight's row 11 then sums signed zeros), temb a -inf (s = NaN).
+  // change an infinity, a NaN or a zero's sign either, nor may its grad_bias and grad_temb. dy
+  // gets +inf, -inf, a NaN and a column of -0 (grad_weight's row 11 and grad_bias[11] then sum
+  // signed zeros), temb a -inf (s = NaN, silu' of it NaN).
   const Device& d = dev(Storage::bfloat16);
   auto dy_at = [&](int b, int n) { return static_cast<unsigned char*>(d.grad_out) + 2 * (std::size_t(b) * kN + n); };
   const std::pair<unsigned char*, std::uint16_t> specials[] = {
@@ -340,8 +342,9 @@ TEST_F(KernelPaths, Bf16StreamingGradWeightGivesTheBytesOfMmaSyncAtEveryBatchItT
     nans += (v & 0x7F80u) == 0x7F80u && (v & 0x7Fu) != 0;
   }
   EXPECT_GT(nans, 0u) << "no NaN reached grad_weight: the case tests nothing";
-  EXPECT_EQ(differing_elements(reference[1], got[1], 2), 0u)
-      << "grad_weight with infinities, NaNs and signed zeros in its inputs: the streaming kernel differs from mma.sync";
+  for (std::size_t o = 0; o < got.size(); ++o)
+    EXPECT_EQ(differing_elements(reference[o], got[o], 2), 0u)
+        << kNames[o + 1] << " with infinities, NaNs and signed zeros in the inputs: the streaming kernel differs from mma.sync";
 }
 
 // The streaming d_temb kernel (with the streaming grad_weight) against the mma.sync GEMMs, at

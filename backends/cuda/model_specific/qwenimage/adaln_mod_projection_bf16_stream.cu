@@ -6,7 +6,10 @@
 //   y[b,n]    acc = 0; one mma.sync m16n8k16 step per 16 k, k ascending over all 3072;
 //             y = round_to<bf16>(acc + bias[n]) (FP32 add, one rounding).
 //   pt[z,b,k] acc = 0; one mma.sync m16n8k16 step per 16 rows n, ascending over slice z's
-//             N / kSplitN rows; stored as FP32 (backward_finish_kernel combines the slices).
+//             N / kSplitN rows; stored as FP32 (dtemb_combine adds the slices, in
+//             grad_weight_kernel below or backward_finish_kernel).
+//   gt[b,k], gb[n]  dtemb_combine and grad_bias_column (adaln_mod_projection_device.cuh), the
+//             arithmetic of backward_finish_kernel, in grad_weight_kernel.
 //   gw[n,k]   acc = 0; one mma.sync m16n8k16 step per 16 batch rows, ascending over the
 //             GEMM's r-tile of 32 rows (rows >= B zero); gw = round_to<bf16>(acc).
 // The fragments are loaded with the same ldmatrix forms as there (W stored [n][k], s [b][k],
@@ -204,6 +207,7 @@ constexpr int kGwComputeWarps = 8;
 constexpr int kGwStoreWarps = 8;
 constexpr int kGwThreads = (kGwComputeWarps + kGwStoreWarps) * 32;
 constexpr int kGwStoreThreads = kGwStoreWarps * 32;
+constexpr int kGwComputeThreads = kGwComputeWarps * 32;
 constexpr int kGwRows = 144;
 constexpr int kGwGroups = kGwRows / 16;
 constexpr int kGwTileCols = kK / 2;                          // a staging tile: half of a group
@@ -235,9 +239,10 @@ __device__ __forceinline__ void bar_arrive(int id, int threads) {
 }
 
 // `s_or_temb` is s (computed by silu_kernel) when `silu_done`, else temb, turned into s here.
+// The kernel also does the work of backward_finish_kernel (see finish()).
 __global__ void __launch_bounds__(kGwThreads, 1)
     grad_weight_kernel(const bf16* __restrict__ s_or_temb, bool silu_done, const bf16* __restrict__ grad_out,
-                       bf16* __restrict__ grad_weight, int B) {
+                       bf16* __restrict__ grad_weight, int B, Finish fin) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   GradWSmem& sm = *reinterpret_cast<GradWSmem*>(smem_raw);
   const int t = threadIdx.x;
@@ -304,6 +309,16 @@ __global__ void __launch_bounds__(kGwThreads, 1)
       }
       bar_arrive(kGwFull + buf, kGwThreads);
     }
+    // The backward's last outputs, while the store warps write the last tiles: grad_bias of this
+    // CTA's columns from grad_out in shared memory, and this CTA's share of the d_temb combine
+    // (the d_temb kernel launched before this one has completed: await_prior_grids() above).
+    for (int c = t; c < kGwRows; c += kGwComputeThreads)
+      static_cast<bf16*>(fin.grad_bias)[n0 + c] =
+          round_to<bf16>(grad_bias_column([&](int b) { return load_f32(&sm.g[b][c]); }, B));
+    const std::int64_t count = static_cast<std::int64_t>(B) * kK;
+    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kGwComputeThreads + t; i < count;
+         i += static_cast<std::int64_t>(gridDim.x) * kGwComputeThreads)
+      dtemb_combine(fin.partial, static_cast<const bf16*>(fin.temb), static_cast<bf16*>(fin.grad_temb), count, i);
   } else {
     const int ts = t - kGwComputeWarps * 32;
     constexpr int kRowChunks = kGwTileCols / 8;  // 16-byte pieces of a tile row
@@ -353,13 +368,13 @@ cudaError_t forward(int B, const void* temb, const void* weight, const void* bia
 }
 
 cudaError_t grad_weight(int B, const void* s_or_temb, bool silu_done, const void* grad_out, void* grad_weight,
-                        cudaStream_t stream) {
+                        const Finish& finish, cudaStream_t stream) {
   if (B < 1 || B > kGradWMaxB) return cudaErrorInvalidValue;
   constexpr std::size_t smem = sizeof(GradWSmem);
   if (const cudaError_t err = launch::allow_smem<grad_weight_kernel>(smem); err != cudaSuccess) return err;
   return launch::kernel<grad_weight_kernel>(kN / kGwRows, kGwThreads, smem, stream, static_cast<const bf16*>(s_or_temb),
                                             silu_done, static_cast<const bf16*>(grad_out), static_cast<bf16*>(grad_weight),
-                                            B);
+                                            B, finish);
 }
 
 }  // namespace rlk::cuda::qwenimage::bf16_stream

@@ -7,7 +7,8 @@
 // FP32 partials.
 // grad_weight (B <= kGradWMaxB): at small B grad_weight is one write of a W-sized tensor; this
 // kernel writes it as each CTA's rows in address order (the pattern that reached the write
-// ceiling in dev/write_check.cu) and, for the smallest B, computes SiLU itself, saving its launch.
+// ceiling in dev/write_check.cu), for the smallest B computes SiLU itself, and writes grad_temb
+// and grad_bias while its last rows are stored, saving two launches.
 //
 // Both keep the bf16 contract exactly as the mma.sync GEMMs evaluate it (each element the same
 // chain of mma.sync k16 steps over the reduction, ascending, into one FP32 accumulator; the
@@ -48,9 +49,21 @@ constexpr int kGradWMaxB = 16;
 // Whether the current device has the shared memory per block grad_weight needs (197 KB).
 cudaError_t grad_weight_fits_current_device(bool* fits);
 
-// grad_weight[n,k] = round(sum_b grad_out[b,n] s[b,k]); `s_or_temb` is s = SiLU(temb) as
-// silu_kernel writes it when `silu_done`, else temb, and the kernel computes s the same way.
+// The backward's other outputs, which the grad_weight kernel writes too (in place of
+// backward_finish_kernel, with its arithmetic): grad_temb from the d_temb kernels' FP32 partials
+// ([kSplitN][B][K], written by a kernel launched before grad_weight on the same stream) and temb,
+// and grad_bias; bf16 tensors.
+struct Finish {
+  const float* partial;
+  const void* temb;
+  void* grad_temb;
+  void* grad_bias;
+};
+
+// grad_weight[n,k] = round(sum_b grad_out[b,n] s[b,k]), and `finish`'s outputs; `s_or_temb` is
+// s = SiLU(temb) as silu_kernel writes it when `silu_done`, else temb, and the kernel computes s
+// the same way.
 cudaError_t grad_weight(int B, const void* s_or_temb, bool silu_done, const void* grad_out, void* grad_weight,
-                        cudaStream_t stream);
+                        const Finish& finish, cudaStream_t stream);
 
 }  // namespace rlk::cuda::qwenimage::bf16_stream

@@ -68,6 +68,44 @@ __device__ __forceinline__ void fold_bias_group(float& hi, float& lo, float grou
   lo += group_lo;
 }
 
+// grad_temb[b,k] = round( (sum over slices ascending of partial[slice,b,k]) * silu'(temb) ),
+// element i of the count = B * K (partial: the d_temb kernels' FP32 slices, [kSplitN][B][K]).
+template <class T>
+__device__ __forceinline__ void dtemb_combine(const float* __restrict__ partial, const T* __restrict__ temb,
+                                              T* __restrict__ grad_temb, std::int64_t count, std::int64_t i) {
+  if (i >= count) return;
+  float g = partial[i];
+#pragma unroll
+  for (int s = 1; s < kSplitN; ++s) g += partial[static_cast<std::int64_t>(s) * count + i];
+  grad_temb[i] = round_to<T>(g * silu_grad_f32(load_f32(temb + i)));
+}
+
+// grad_bias[n] before its rounding, evaluated by one thread from dy_at(b) = dy[b,n] (as float):
+// group j's pair sums chunks j, j + kBiasGroups, ... (kBiasChunk rows each, ascending, a fresh
+// FP32 chunk sum folded into a TwoSum pair), and the groups' pairs are folded in ascending group
+// order, empty groups included. This is grad_bias_block's arithmetic (adaln_mod_projection_kernels.cu,
+// which runs the groups in parallel threads) one group after the other; the streaming bf16
+// grad_weight kernel uses it for its columns (test_kernel_paths compares the bytes).
+template <class DyAt>
+__device__ __forceinline__ float grad_bias_column(DyAt dy_at, int B) {
+  float hi = 0.0f, lo = 0.0f;
+  for (int grp = 0; grp < kBiasGroups; ++grp) {
+    float group_hi = 0.0f, group_lo = 0.0f;
+    for (int b0 = grp * kBiasChunk; b0 < B; b0 += kBiasGroups * kBiasChunk) {
+      float chunk = 0.0f;
+      for (int j = 0; j < kBiasChunk && b0 + j < B; ++j) chunk += dy_at(b0 + j);
+      two_sum_add(group_hi, group_lo, chunk);
+    }
+    if (grp == 0) {
+      hi = group_hi;
+      lo = group_lo;
+    } else {
+      fold_bias_group(hi, lo, group_hi, group_lo);
+    }
+  }
+  return two_sum_value(hi, lo);
+}
+
 // Programmatic dependent launch (launch::kernel). Every kernel launched that way calls
 // await_prior_grids() before its first global-memory access (only shared-memory setup may come
 // first): it returns once the grids before it in the stream have completed and their memory is

@@ -23,7 +23,8 @@
 //   forward   y[b,n]   over k, r-tile by r-tile, into one FP32 accumulator; + bias in FP32.
 //   d_temb    g[b,k]   over n: kSplitN fixed slices of N / kSplitN, each r-tile by r-tile;
 //                      FP32 partials in the workspace, combined in ascending slice order by
-//                      dtemb_combine (in backward_finish_kernel), which also applies silu'.
+//                      dtemb_combine (in backward_finish_kernel, or in the streaming bf16
+//                      grad_weight kernel that replaces it), which also applies silu'.
 //   grad_w    gw[n,k]  over b in r-tile-row chunks starting at row 0 (a partial chunk is
 //                      zero-filled). bf16: the chunks accumulate in the MMA accumulator. fp32:
 //                      each chunk is summed in a fresh register and folded into a TwoSum
@@ -72,18 +73,6 @@ __global__ void __launch_bounds__(kSiluThreads) silu_kernel(const T* __restrict_
 #pragma unroll
   for (int q = 0; q < kSiluVec; ++q) y.v[q] = round_to<T>(silu_f32(load_f32(&x.v[q])));
   *reinterpret_cast<Vec*>(s + i) = y;
-}
-
-// grad_temb[b,k] = round( (sum over slices ascending of partial[slice,b,k]) * silu'(temb) ),
-// element i of the count = B * K.
-template <class T>
-__device__ __forceinline__ void dtemb_combine(const float* __restrict__ partial, const T* __restrict__ temb,
-                                              T* __restrict__ grad_temb, std::int64_t count, std::int64_t i) {
-  if (i >= count) return;
-  float g = partial[i];
-#pragma unroll
-  for (int s = 1; s < kSplitN; ++s) g += partial[static_cast<std::int64_t>(s) * count + i];
-  grad_temb[i] = round_to<T>(g * silu_grad_f32(load_f32(temb + i)));
 }
 
 // grad_bias[n]: kBiasGroups thread groups per column. Group j sums chunks j, j + kBiasGroups,
@@ -1021,16 +1010,14 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
                 : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, t.grad_out, partial, stream);
     if (err != cudaSuccess) return err;
     gw.r_len = round_up_int(B, mma::GradWConfig::BR);
-    if (choice.streaming == Streaming::on)
-      err = bf16_stream::grad_weight(B, silu_in_kernel ? t.temb : s, !silu_in_kernel, t.grad_out, t.grad_weight,
-                                     stream);
-    else
-      err = choice.grad_weight == GemmFamily::mma_sync
-                ? mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream)
-                : sm90::gradw_gemm(choice.grad_weight == GemmFamily::wgmma_pingpong
-                                       ? sm90::GradWSchedule::pingpong
-                                       : sm90::GradWSchedule::cooperative,
-                                   B, t.grad_out, s, t.grad_weight, stream);
+    if (choice.streaming == Streaming::on)  // writes grad_temb and grad_bias too: no finish kernel
+      return bf16_stream::grad_weight(B, silu_in_kernel ? t.temb : s, !silu_in_kernel, t.grad_out, t.grad_weight,
+                                      bf16_stream::Finish{partial, t.temb, t.grad_temb, t.grad_bias}, stream);
+    err = choice.grad_weight == GemmFamily::mma_sync
+              ? mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream)
+              : sm90::gradw_gemm(choice.grad_weight == GemmFamily::wgmma_pingpong ? sm90::GradWSchedule::pingpong
+                                                                                  : sm90::GradWSchedule::cooperative,
+                                 B, t.grad_out, s, t.grad_weight, stream);
   } else {
     err = launch_fp32_gemm<Op::kDTemb>(resolve_tiles(choice.fp32.grad_temb, B, kFp32DTembWideFromB), dt, B, kK, kSplitN,
                                        stream);
