@@ -83,12 +83,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   await_prior_grids();
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   const int jl = lane >> 3;
-  stream_stages<kStages, kSteps>(issue, [&](int slot) {
-    for (int idx = t; idx < B * kStep; idx += kThreads) {
-      bf16& v = sm.s[slot][idx / kStep][idx % kStep];
-      v = round_to<bf16>(silu_f32(load_f32(&v)));
-    }
-    __syncthreads();  // s of this stage complete
+  auto consume = [&](int slot) {
     const bf16* tw = &sm.w[slot][0][0];
     const bf16* ts = &sm.s[slot][0][0];
 #pragma unroll
@@ -99,7 +94,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       ldmatrix_x4(bfr, ts + ((lane & 7) + (jl >> 1) * 8) * kPitch + kk + (jl & 1) * 8);
       mma_bf16(acc, af, bfr[0], bfr[1]);
     }
-  });
+  };
+  // A stage's temb turned into s before the barrier that precedes its consumption.
+  auto silu_stage = [&](int slot) {
+    for (int idx = t; idx < B * kStep; idx += kThreads) {
+      bf16& v = sm.s[slot][idx / kStep][idx % kStep];
+      v = round_to<bf16>(silu_f32(load_f32(&v)));
+    }
+  };
+  stream_stages<kStages, kSteps>(issue, consume, silu_stage);
 
   release_dependent_grids();
   // acc[half * 2 + q]: row n = 16 warp + g + 8 half, batch column b = 2 tq + q.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda_bf16.h>
 
@@ -146,14 +147,32 @@ __device__ __forceinline__ void cp_async_wait() {
 // kStages - 1 ahead issued into the slot consumed last, and consume(slot) run on it. issue(step)
 // loads one stage (nothing past the end) and commits one cp.async group, so the wait count stays
 // uniform.
-template <int kStages, int kSteps, class Issue, class Consume>
-__device__ __forceinline__ void stream_stages(Issue&& issue, Consume&& consume) {
+// With a prepare(slot) step (the bf16 forward's SiLU of temb in place), each step awaits the stage
+// after its own too and prepares that one before consuming its own, so a stage's preparation and
+// its consumption are separated by a barrier that the pipeline has anyway, instead of one more
+// barrier per step between them (measured on the H200: the bf16 streaming forward at B = 3 and 8
+// 1 and 3 us faster; docs/notes/cuda-kernels.md, eighth session).
+struct NoPrepare {
+  __device__ void operator()(int) const {}
+};
+template <int kStages, int kSteps, class Issue, class Consume, class Prepare = NoPrepare>
+__device__ __forceinline__ void stream_stages(Issue&& issue, Consume&& consume, Prepare&& prepare = {}) {
+  constexpr bool kPrepare = !std::is_same_v<std::decay_t<Prepare>, NoPrepare>;
+  static_assert(!kPrepare || kStages >= 3, "a prepare step awaits two stages");
 #pragma unroll
   for (int step = 0; step < kStages - 1; ++step) issue(step);
-  for (int step = 0; step < kSteps; ++step) {
+  if constexpr (kPrepare) {
     cp_async_wait<kStages - 2>();
-    __syncthreads();  // stage `step` landed for every thread; stage step - 1 is consumed
+    __syncthreads();  // stage 0 landed for every thread
+    prepare(0);
+  }
+  for (int step = 0; step < kSteps; ++step) {
+    cp_async_wait<kPrepare ? kStages - 3 : kStages - 2>();
+    __syncthreads();  // stage `step` landed for every thread (and prepared; stage step + 1 landed); stage step - 1 is consumed
     issue(step + kStages - 1);
+    if constexpr (kPrepare) {
+      if (step + 1 < kSteps) prepare((step + 1) % kStages);
+    }
     consume(step % kStages);
   }
 }
