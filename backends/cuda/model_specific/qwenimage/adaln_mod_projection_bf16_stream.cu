@@ -124,8 +124,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 // d_temb partials: one CTA per (slice of kN / kSplitN rows of W, kDtCols columns): 8 x 16 = 128
 // CTAs, one warp per 16 columns. W (kDtStep rows x kDtCols columns per stage) and grad_out
 // (B rows x kDtStep columns) stream through a kDtStages-stage cp.async pipeline, as the
-// forward's W and temb; each warp runs one mma.sync per 16 rows of W and 8 batch columns (a
-// second one for B > 8) into one FP32 accumulator per element, the chain of the GEMM's slice.
+// forward's W and temb; each warp runs one mma.sync per 16 rows of W into one FP32 accumulator
+// per element, the chain of the GEMM's slice.
 constexpr int kDtCols = 192;
 constexpr int kDtWarps = kDtCols / 16;
 constexpr int kDtThreads = kDtWarps * 32;
@@ -135,8 +135,8 @@ constexpr int kDtGPitch = kDtStep + 8;  // 144 bytes, likewise for grad_out's ro
 constexpr int kDtStages = 7;
 constexpr int kDtSliceRows = kN / kSplitN;
 constexpr int kDtSteps = kDtSliceRows / kDtStep;
-constexpr int kDtGRows = 16;  // the batch columns of two mma.sync n8 tiles, which the x4 form reads
-static_assert(kK % kDtCols == 0 && kDtSliceRows % kDtStep == 0 && kDtStep % 16 == 0 && kDTembMaxB == kDtGRows);
+constexpr int kDtGRows = 16;  // the 8 batch columns of one mma.sync, and 8 more the x4 form reads
+static_assert(kK % kDtCols == 0 && kDtSliceRows % kDtStep == 0 && kDtStep % 16 == 0 && kDTembMaxB <= 8);
 
 struct DTembSmem {
   bf16 w[kDtStages][kDtStep][kDtPitch];
@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(kDtThreads, 1)
 
   zero_batch_padding<kDtStages, kDtGRows, kDtGPitch, kDtThreads>(sm.g, B, t);
   await_prior_grids();
-  float acc[2][4] = {};  // the two 8-column tiles of batch rows
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   const int jl = lane >> 3;
   stream_stages<kDtStages, kDtSteps>(issue, [&](int slot) {
     const bf16* tw = &sm.w[slot][0][0];
@@ -179,26 +179,22 @@ __global__ void __launch_bounds__(kDtThreads, 1)
       std::uint32_t bfr[4];
       ldmatrix_x4_trans(af, tw + (kk + (lane & 7) + (jl >> 1) * 8) * kDtPitch + warp * 16 + (jl & 1) * 8);
       ldmatrix_x4(bfr, tg + ((lane & 7) + (jl >> 1) * 8) * kDtGPitch + kk + (jl & 1) * 8);
-      mma_bf16(acc[0], af, bfr[0], bfr[1]);
-      if (B > 8) mma_bf16(acc[1], af, bfr[2], bfr[3]);  // batch rows 8 .. 15 (x4 loads them anyway)
+      mma_bf16(acc, af, bfr[0], bfr[1]);
     }
   });
 
   release_dependent_grids();
-  // acc[t8][half * 2 + q]: column k = k0 + 16 warp + g + 8 half, batch row b = 8 t8 + 2 tq + q.
+  // acc[half * 2 + q]: column k = k0 + 16 warp + g + 8 half, batch row b = 2 tq + q.
   const int g = lane >> 2;
   const int tq = lane & 3;
 #pragma unroll
-  for (int t8 = 0; t8 < 2; ++t8)
+  for (int half = 0; half < 2; ++half)
 #pragma unroll
-    for (int half = 0; half < 2; ++half)
-#pragma unroll
-      for (int q = 0; q < 2; ++q) {
-        const int b = t8 * 8 + tq * 2 + q;
-        if (b < B)
-          partial[(static_cast<std::int64_t>(slice) * B + b) * kK + k0 + warp * 16 + g + half * 8] =
-              acc[t8][half * 2 + q];
-      }
+    for (int q = 0; q < 2; ++q) {
+      const int b = tq * 2 + q;
+      if (b < B)
+        partial[(static_cast<std::int64_t>(slice) * B + b) * kK + k0 + warp * 16 + g + half * 8] = acc[half * 2 + q];
+    }
   cp_async_wait<0>();
 }
 

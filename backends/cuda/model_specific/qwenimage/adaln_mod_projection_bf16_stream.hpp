@@ -31,8 +31,8 @@ cudaError_t fits_current_device(bool* fits);
 cudaError_t forward(int B, const void* temb, const void* weight, const void* bias, void* out,
                     cudaStream_t stream);
 
-// Largest batch the d_temb kernel takes: two 8-column tiles of the mma.sync instruction.
-constexpr int kDTembMaxB = 16;
+// Largest batch the d_temb kernel takes: one 8-column tile of the mma.sync instruction.
+constexpr int kDTembMaxB = 8;
 
 // Whether the current device has the shared memory per block the d_temb kernel needs (191 KB).
 cudaError_t dtemb_fits_current_device(bool* fits);

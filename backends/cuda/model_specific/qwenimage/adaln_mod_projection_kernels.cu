@@ -8,7 +8,7 @@
 // lie beyond B; neither changes the accumulation sequence of a valid element.
 //
 // The bf16 GEMMs exist twice: mma.sync here (every architecture) and wgmma in
-// adaln_mod_projection_sm90.cu (sm_90a), and for the forward at B <= 8 and d_temb and grad_weight
+// adaln_mod_projection_sm90.cu (sm_90a), and for the forward and d_temb at B <= 8 and grad_weight
 // at B <= 16 a third time as the streaming kernels of adaln_mod_projection_bf16_stream.cu; which
 // runs may depend on B (resolve_bf16() below) because all give the same bytes: each element is
 // the same chain of k16 tensor-core steps into one FP32 accumulator
