@@ -2,7 +2,7 @@
 // GPU oracle, raw-byte batch invariance, zero-row appends, determinism, NaN propagation, the
 // strict-math probe, and timings next to a plain cuBLAS baseline.
 // Usage: kernel_check [--probe-only | --profile | --timing-only] [--bf16-only | --fp32-only]
-//                     [--compare-gemms] [--gemms mma|narrow|wide|swapped]
+//                     [--compare-gemms] [--gemms mma|narrow|wide|swapped|automatic]
 //   --timing-only: no checks, timings for B <= 64 only.
 //   --profile: fwd+bwd at B = 1, 256 and 2048 only (after the accuracy check), then at B = 1 with
 //              the streaming kernels off, for a kernel profiler.
@@ -30,10 +30,26 @@ constexpr int K = 3072;
 constexpr int N = 18432;
 constexpr int BMAX = 2048;
 constexpr int kSets = 3;
-// --gemms mma|narrow|wide|swapped forces the bf16 GEMM family for every check; --compare-gemms compares
+// --gemms mma|narrow|wide|swapped|automatic forces the bf16 GEMM family for every check; --compare-gemms compares
 // the implementations byte for byte and times each (bf16 GEMM families; fp32 tiled and
 // streaming kernels).
 KernelChoice g_choice{};
+// The bf16 GEMM families (forward, grad_temb, grad_weight) by their --gemms name; --compare-gemms
+// compares each but the first, and the automatic choice, with the first.
+struct NamedFamilies {
+  const char* flag;
+  const char* name;
+  KernelChoice choice;
+};
+const NamedFamilies kBf16Families[] = {
+    {"mma", "mma.sync", {GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::mma_sync}},
+    {"narrow", "wgmma narrow + grad_w ping-pong",
+     {GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
+    {"wide", "wgmma wide", {GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide}},
+    {"swapped", "wgmma swapped forward",
+     {GemmFamily::wgmma_swapped, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
+    {"automatic", "automatic", {}},
+};
 bool g_compare = false;
 bool g_timing_only = false;
 
@@ -733,20 +749,12 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
   // ---- the bf16 GEMM implementations, byte for byte against mma.sync
   if (!f32 && g_compare) {
     const KernelChoice saved = g_choice;
-    // forward / grad_temb / grad_weight choices, each compared with all-mma.sync
-    constexpr int kFams = 5;
-    const KernelChoice fams[kFams] = {
-        {GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::mma_sync},
-        {GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong},
-        {GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide},
-        {GemmFamily::wgmma_swapped, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong},
-        {}};
-    const char* fam_names[kFams] = {"mma.sync", "wgmma narrow + grad_w ping-pong", "wgmma wide", "wgmma swapped forward",
-                                    "automatic"};
+    // each family (forward / grad_temb / grad_weight) compared with all-mma.sync
+    constexpr int kFams = sizeof(kBf16Families) / sizeof(kBf16Families[0]);
     for (int B : {1, 3, 64, 127, 128, 129, 255, 256, 257, 1024, 2048}) {
       std::array<std::vector<unsigned char>, 4> out[kFams];
       for (int f = 0; f < kFams; ++f) {
-        g_choice = fams[f];
+        g_choice = kBf16Families[f].choice;
         out[f] = outputs_of<T>(b, B);
       }
       for (int f = 1; f < kFams; ++f) {
@@ -754,7 +762,7 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
           const std::size_t diff = differing<T>(out[0][o], out[f][o]);
           char buf[200];
           std::snprintf(buf, sizeof buf, "bf16 B=%d %s: %s bytes equal mma.sync (%zu of %zu differ)", B,
-                        kOutputNames[o], fam_names[f], diff, out[0][o].size() / sizeof(T));
+                        kOutputNames[o], kBf16Families[f].name, diff, out[0][o].size() / sizeof(T));
           report(diff == 0, buf);
         }
       }
@@ -903,14 +911,17 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--compare-gemms") == 0) g_compare = true;
     if (std::strcmp(argv[i], "--gemms") == 0 && i + 1 < argc) {
       ++i;
-      if (std::strcmp(argv[i], "narrow") == 0)
-        g_choice = KernelChoice{GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong};
-      else if (std::strcmp(argv[i], "wide") == 0)
-        g_choice = KernelChoice{GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide};
-      else if (std::strcmp(argv[i], "swapped") == 0)
-        g_choice = KernelChoice{GemmFamily::wgmma_swapped, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong};
-      else if (std::strcmp(argv[i], "mma") == 0)
-        g_choice = KernelChoice{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::mma_sync};
+      bool known = false;
+      for (const NamedFamilies& f : kBf16Families) {
+        if (std::strcmp(argv[i], f.flag) == 0) {
+          g_choice = f.choice;
+          known = true;
+        }
+      }
+      if (!known) {
+        std::fprintf(stderr, "kernel_check: --gemms takes mma, narrow, wide, swapped or automatic, not '%s'\n", argv[i]);
+        return 2;
+      }
     }
   }
   std::vector<Timing> t32, t16;
