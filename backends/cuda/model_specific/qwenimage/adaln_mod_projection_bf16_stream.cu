@@ -242,7 +242,7 @@ __device__ __forceinline__ void bar_arrive(int id, int threads) {
 }
 
 // `s_or_temb` is s (computed by silu_kernel) when `silu_done`, else temb, turned into s here.
-// The kernel also does the work of backward_finish_kernel (see finish()).
+// Its compute warps also do backward_finish_kernel's work once their last tile is handed over.
 __global__ void __launch_bounds__(kGwThreads, 1)
     grad_weight_kernel(const bf16* __restrict__ s_or_temb, bool silu_done, const bf16* __restrict__ grad_out,
                        bf16* __restrict__ grad_weight, int B, Finish fin) {
