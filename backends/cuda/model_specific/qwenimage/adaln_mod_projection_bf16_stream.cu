@@ -70,13 +70,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const bf16* w_rows = W + static_cast<std::int64_t>(n0) * kK;
 
   auto issue = [&](int step) {
-    if (step < kSteps) {
-      const int slot = step % kStages;
-      const int k0 = step * kStep;
-      stage_tile<kRows, kStep, kPitch, kThreads, kK>(&sm.w[slot][0][0], w_rows + k0, t);
-      stage_rows<kStep, kPitch, kThreads, kK>(&sm.s[slot][0][0], temb + k0, B, t);
-    }
-    cp_async_commit();  // an empty group past the end keeps the wait count uniform
+    const int slot = step % kStages;
+    const int k0 = step * kStep;
+    stage_tile<kRows, kStep, kPitch, kThreads, kK>(&sm.w[slot][0][0], w_rows + k0, t);
+    stage_rows<kStep, kPitch, kThreads, kK>(&sm.s[slot][0][0], temb + k0, B, t);
   };
 
   zero_batch_padding<kStages, kSRows, kPitch, kThreads>(sm.s, B, t);
@@ -155,14 +152,11 @@ __global__ void __launch_bounds__(kDtThreads, 1)
   const int n0 = slice * kDtSliceRows;
 
   auto issue = [&](int step) {
-    if (step < kDtSteps) {
-      const int slot = step % kDtStages;
-      const int n = n0 + step * kDtStep;
-      stage_tile<kDtStep, kDtCols, kDtPitch, kDtThreads, kK>(&sm.w[slot][0][0], W + static_cast<std::int64_t>(n) * kK + k0,
-                                                             t);
-      stage_rows<kDtStep, kDtGPitch, kDtThreads, kN>(&sm.g[slot][0][0], grad_out + n, B, t);
-    }
-    cp_async_commit();  // an empty group past the end keeps the wait count uniform
+    const int slot = step % kDtStages;
+    const int n = n0 + step * kDtStep;
+    stage_tile<kDtStep, kDtCols, kDtPitch, kDtThreads, kK>(&sm.w[slot][0][0],
+                                                           W + static_cast<std::int64_t>(n) * kK + k0, t);
+    stage_rows<kDtStep, kDtGPitch, kDtThreads, kN>(&sm.g[slot][0][0], grad_out + n, B, t);
   };
 
   zero_batch_padding<kDtStages, kDtGRows, kDtGPitch, kDtThreads>(sm.g, B, t);

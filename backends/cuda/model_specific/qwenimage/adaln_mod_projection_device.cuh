@@ -145,8 +145,8 @@ __device__ __forceinline__ void cp_async_wait() {
 // The streaming kernels' pipeline (bf16 forward and d_temb, fp32 forward): stages 0 .. kStages - 2
 // issued up front; then per step, its stage awaited and made visible to every thread, the stage
 // kStages - 1 ahead issued into the slot consumed last, and consume(slot) run on it. issue(step)
-// loads one stage (nothing past the end) and commits one cp.async group, so the wait count stays
-// uniform.
+// starts one stage's cp.async copies; the loop asks it only for steps before kSteps and commits
+// one cp.async group per step, empty past the end, so the wait count stays uniform.
 // With a prepare(slot) step (the bf16 forward's SiLU of temb in place), each step awaits the stage
 // after its own too and prepares that one before consuming its own, so a stage's preparation and
 // its consumption are separated by a barrier that the pipeline has anyway, instead of one more
@@ -159,8 +159,12 @@ template <int kStages, int kSteps, class Issue, class Consume, class Prepare = N
 __device__ __forceinline__ void stream_stages(Issue&& issue, Consume&& consume, Prepare&& prepare = {}) {
   constexpr bool kPrepare = !std::is_same_v<std::decay_t<Prepare>, NoPrepare>;
   static_assert(!kPrepare || kStages >= 3, "a prepare step awaits two stages");
+  auto stage = [&](int step) {
+    if (step < kSteps) issue(step);
+    cp_async_commit();
+  };
 #pragma unroll
-  for (int step = 0; step < kStages - 1; ++step) issue(step);
+  for (int step = 0; step < kStages - 1; ++step) stage(step);
   if constexpr (kPrepare) {
     cp_async_wait<kStages - 2>();
     __syncthreads();  // stage 0 landed for every thread
@@ -169,7 +173,7 @@ __device__ __forceinline__ void stream_stages(Issue&& issue, Consume&& consume, 
   for (int step = 0; step < kSteps; ++step) {
     cp_async_wait<kPrepare ? kStages - 3 : kStages - 2>();
     __syncthreads();  // stage `step` landed for every thread (and prepared; stage step + 1 landed); stage step - 1 is consumed
-    issue(step + kStages - 1);
+    stage(step + kStages - 1);
     if constexpr (kPrepare) {
       if (step + 1 < kSteps) prepare((step + 1) % kStages);
     }

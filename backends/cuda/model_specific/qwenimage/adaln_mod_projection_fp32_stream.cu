@@ -58,13 +58,10 @@ __global__ void __launch_bounds__(kFwdThreads, 1)
   const float* w_rows = W + static_cast<std::int64_t>(n0) * kK;
 
   auto issue = [&](int step) {
-    if (step < kFwdSteps) {
-      const int slot = step % kFwdStages;
-      const int k0 = step * kFwdStep;
-      stage_tile<kFwdRows, kFwdStep, kFwdPitch, kFwdThreads, kK>(&sm.w[slot][0][0], w_rows + k0, t);
-      stage_rows<kFwdStep, kFwdStep, kFwdThreads, kK>(&sm.s[slot][0][0], temb + k0, B, t);
-    }
-    cp_async_commit();  // an empty group past the end keeps the wait count uniform
+    const int slot = step % kFwdStages;
+    const int k0 = step * kFwdStep;
+    stage_tile<kFwdRows, kFwdStep, kFwdPitch, kFwdThreads, kK>(&sm.w[slot][0][0], w_rows + k0, t);
+    stage_rows<kFwdStep, kFwdStep, kFwdThreads, kK>(&sm.s[slot][0][0], temb + k0, B, t);
   };
 
   float acc[BT];

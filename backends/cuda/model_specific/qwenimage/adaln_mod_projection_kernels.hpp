@@ -55,8 +55,9 @@ enum class GemmFamily { automatic, mma_sync, wgmma_narrow, wgmma_wide, wgmma_pin
 // `streaming`: the streaming kernels for small batches where they exist (fp32 forward and
 // backward for B <= fp32_stream::kMaxB; bf16 forward for B <= bf16_stream::kMaxB, bf16
 // grad_weight for B <= bf16_stream::kGradWMaxB and, where grad_temb is automatic, bf16 grad_temb
-// for B <= bf16_stream::kDTembMaxB), on devices with the shared memory they need; `off` runs the tiled GEMMs (fp32) or the GEMM families above (bf16).
-// tests/cuda/test_kernel_paths.cpp compares them. `on` is refused with cudaErrorInvalidValue
+// for B <= bf16_stream::kDTembMaxB), on devices with the shared memory they need; `off` runs
+// the tiled GEMMs (fp32) or the GEMM families above (bf16). tests/cuda/test_kernel_paths.cpp
+// compares them. `on` is refused with cudaErrorInvalidValue
 // where no streaming kernel applies (a larger B; a forced bf16 family for the GEMM the streaming
 // kernel replaces: forward, grad_weight), with cudaErrorNotSupported on a device without that
 // memory.
