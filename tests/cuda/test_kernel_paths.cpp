@@ -365,48 +365,6 @@ TEST_F(KernelPaths, Bf16StreamingDTembGivesTheBytesOfMmaSyncAtEveryBatchItTakes)
   }
 }
 
-// With the streaming d_temb, the streaming grad_weight's CTAs claim their tiles from a counter in
-// the workspace that the d_temb kernel zeroes. Whatever the workspace held before the call (the
-// counter at zero, in the middle of the tiles, at the last one or past every one), and when the
-// previous call on the same workspace left it, every tile is written once with the bytes of the
-// mma.sync GEMMs (without the zeroing, the tiles below the stale count would keep their poison).
-TEST_F(KernelPaths, Bf16StreamingBackwardWritesEveryTileWhateverItsWorkspaceHeld) {
-  bool fits = false, dtemb_fits = false;
-  ASSERT_EQ(bf16_stream::grad_weight_fits_current_device(&fits), cudaSuccess);
-  ASSERT_EQ(bf16_stream::dtemb_fits_current_device(&dtemb_fits), cudaSuccess);
-  if (!fits || !dtemb_fits) GTEST_SKIP() << "the device offers less shared memory per block than the streaming backward uses";
-  const GemmFamily mma = GemmFamily::mma_sync;
-  const KernelChoice streaming{mma, GemmFamily::automatic, GemmFamily::automatic, Streaming::on};
-  const Device& d = dev(Storage::bfloat16);
-  for (int B : {1, bf16_stream::kDTembMaxB}) {
-    const auto reference = run_backward(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off});
-    auto expect_reference = [&](const std::vector<std::vector<unsigned char>>& got, const std::string& when) {
-      for (std::size_t o = 0; o < got.size(); ++o) {
-        EXPECT_EQ(poison_left(got[o], 2), 0u) << kNames[o + 1] << " not fully written at B = " << B << ", " << when;
-        EXPECT_EQ(differing_elements(reference[o], got[o], 2), 0u) << kNames[o + 1] << " at B = " << B << ", " << when;
-      }
-    };
-    for (std::uint32_t word : {0u, 1000u, 2303u, 0xFFFFFFFFu}) {
-      const std::vector<std::uint32_t> fill(d.workspace_bytes / 4, word);
-      ASSERT_EQ(cudaMemcpy(d.workspace, fill.data(), fill.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-      expect_reference(run_backward(Storage::bfloat16, B, streaming), "workspace words " + std::to_string(word));
-    }
-    // Ten calls on one stream, the outputs poisoned before each: the last call's outputs.
-    const Problem p{Storage::bfloat16, B, kK, kN};
-    const BackwardTensors b{d.temb, d.weight, d.grad_out, d.grad_temb, d.grad_weight, d.grad_bias};
-    const Outputs outputs{{d.grad_temb, std::size_t(B) * kK * 2}, {d.grad_weight, std::size_t(kN) * kK * 2},
-                          {d.grad_bias, std::size_t(kN) * 2}};
-    expect_reference(bytes_after(outputs,
-                                 [&] {
-                                   for (int call = 0; call < 10; ++call) {
-                                     for (auto [ptr, bytes] : outputs) EXPECT_EQ(cudaMemsetAsync(ptr, 0xFF, bytes, nullptr), cudaSuccess);
-                                     EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, streaming), cudaSuccess);
-                                   }
-                                 }),
-                     "tenth call on one workspace");
-  }
-}
-
 // Across the automatic switches (streaming forward up to 8 rows, streaming backward up to 16,
 // tiled above), rows of y and grad_temb keep their bytes, and appending rows whose dy is zero
 // leaves grad_weight and grad_bias unchanged.

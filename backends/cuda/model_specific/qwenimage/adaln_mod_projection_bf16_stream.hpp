@@ -37,20 +37,10 @@ constexpr int kDTembMaxB = 8;
 // Whether the current device has the shared memory per block the d_temb kernel needs (191 KB).
 cudaError_t dtemb_fits_current_device(bool* fits);
 
-// Where the grad_weight kernel's CTAs claim its tiles at run time: a counter in the backward's
-// workspace, set to zero by the d_temb kernel launched just before grad_weight (see
-// grad_weight_kernel for why that is enough whatever the counter held). nullptr: a fixed
-// share of the tiles per CTA.
-struct TileClaims {
-  unsigned* counter = nullptr;
-};
-
 // The d_temb GEMM's FP32 partials, partial[slice][b][k] = sum over the slice's rows n of
 // grad_out[b,n] W[n,k] (kSplitN slices of N / kSplitN rows), as the GEMMs write them for
-// backward_finish_kernel. With `claims`, it zeroes their counter and lets the grad_weight kernel
-// launched next start on the SMs it leaves while its last CTAs still run.
-cudaError_t dtemb_partials(int B, const void* weight, const void* grad_out, float* partial, cudaStream_t stream,
-                           TileClaims claims = {});
+// backward_finish_kernel.
+cudaError_t dtemb_partials(int B, const void* weight, const void* grad_out, float* partial, cudaStream_t stream);
 
 // Largest batch the grad_weight kernel takes: one k16 step of batch rows (the mma.sync GEMM's
 // second step, over rows 16 .. 31, is all zeros there and is run too, so the chain is the same).
@@ -72,9 +62,8 @@ struct Finish {
 
 // grad_weight[n,k] = round(sum_b grad_out[b,n] s[b,k]), and `finish`'s outputs; `s_or_temb` is
 // s = SiLU(temb) as silu_kernel writes it when `silu_done`, else temb, and the kernel computes s
-// the same way. With `claims` (the ones given to dtemb_partials just before), its CTAs claim
-// tiles at run time; the bytes are the same either way.
+// the same way.
 cudaError_t grad_weight(int B, const void* s_or_temb, bool silu_done, const void* grad_out, void* grad_weight,
-                        const Finish& finish, cudaStream_t stream, TileClaims claims = {});
+                        const Finish& finish, cudaStream_t stream);
 
 }  // namespace rlk::cuda::qwenimage::bf16_stream

@@ -776,9 +776,6 @@ std::size_t partial_bytes(const Problem& p) {
   return static_cast<std::size_t>(kSplitN) * static_cast<std::size_t>(p.B) * kK * sizeof(float);
 }
 
-// After the partials: the bf16 streaming grad_weight kernel's tile counter (bf16_stream::TileClaims).
-std::size_t claims_bytes(const Problem& p) { return p.B > 0 ? 16 : 0; }
-
 unsigned blocks_for(std::int64_t count, int threads) {
   return static_cast<unsigned>((count + threads - 1) / threads);
 }
@@ -1005,13 +1002,8 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   if (sizeof(T) == 4 && choice.streaming == Streaming::on) {
     err = fp32_stream::backward_products(B, t, partial, stream);
   } else if constexpr (sizeof(T) == 2) {
-    // With the streaming d_temb and grad_weight, grad_weight's CTAs claim their tiles from a
-    // counter that d_temb zeroes, and start on the SMs d_temb leaves.
-    bf16_stream::TileClaims claims{};
-    if (choice.grad_temb == GemmFamily::automatic && choice.streaming == Streaming::on)
-      claims.counter = reinterpret_cast<unsigned*>(base + silu_bytes(prob) + partial_bytes(prob));
     if (choice.grad_temb == GemmFamily::automatic)  // resolved to the streaming kernel
-      err = bf16_stream::dtemb_partials(B, t.weight, t.grad_out, partial, stream, claims);
+      err = bf16_stream::dtemb_partials(B, t.weight, t.grad_out, partial, stream);
     else
       err = choice.grad_temb == GemmFamily::mma_sync
                 ? mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream)
@@ -1020,7 +1012,7 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
     gw.r_len = round_up_int(B, mma::GradWConfig::BR);
     if (choice.streaming == Streaming::on)  // writes grad_temb and grad_bias too: no finish kernel
       return bf16_stream::grad_weight(B, silu_in_kernel ? t.temb : s, !silu_in_kernel, t.grad_out, t.grad_weight,
-                                      bf16_stream::Finish{partial, t.temb, t.grad_temb, t.grad_bias}, stream, claims);
+                                      bf16_stream::Finish{partial, t.temb, t.grad_temb, t.grad_bias}, stream);
     err = choice.grad_weight == GemmFamily::mma_sync
               ? mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream)
               : sm90::gradw_gemm(choice.grad_weight == GemmFamily::wgmma_pingpong ? sm90::GradWSchedule::pingpong
@@ -1062,7 +1054,7 @@ std::size_t forward_workspace_bytes(const Problem& problem) {
 
 std::size_t backward_workspace_bytes(const Problem& problem) {
   if (!supported(problem)) return 0;
-  return silu_bytes(problem) + partial_bytes(problem) + claims_bytes(problem);
+  return silu_bytes(problem) + partial_bytes(problem);
 }
 
 cudaError_t launch_forward(const Problem& problem, const ForwardTensors& tensors, void* workspace,

@@ -3,7 +3,7 @@
 
 Usage: stream_timeline.py SOURCE_DIR OUT_DIR
 
-Each copy records, per CTA, %globaltimer at kernel entry (before its shared-memory setup), when
+Each copy records, per CTA, %globaltimer at kernel entry (before the wait for prior grids), when
 the first pipeline stage has landed, and at the end of the main loop, plus the SM it ran on
 (stream_timeline_stamps.cuh). The kernels are otherwise the library's, unchanged: the copies are
 made from the sources at build time, so the timeline always measures the current kernels. The
@@ -33,8 +33,8 @@ def patch(text: str, name: str) -> str:
     edits = [
         ('#include "adaln_mod_projection_launch.hpp"',
          '#include "adaln_mod_projection_launch.hpp"\n#include "stream_timeline_stamps.cuh"'),
-        ("  extern __shared__ __align__(16) unsigned char smem_raw[];",
-         "  const unsigned long long rlk_t0 = rlk_gtime();\n  extern __shared__ __align__(16) unsigned char smem_raw[];"),
+        ("  await_prior_grids();",
+         "  const unsigned long long rlk_t0 = rlk_gtime();\n  await_prior_grids();"),
         ("  release_dependent_grids();",
          "  if (threadIdx.x == 0) { rlk_stamp(0, rlk_t0); rlk_stamp(2, rlk_gtime()); }\n"
          "  release_dependent_grids();"),
