@@ -250,23 +250,29 @@ TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) 
   }
 }
 
-// The fp32 tiled GEMMs come in two tilings (64 x 64 and 64 x 128 outputs per CTA), chosen per
-// GEMM by B: the wide tiles, forced for all three GEMMs, against the narrow ones, at batch sizes
-// on both sides of the switches, past a tile's width and at the largest batch.
+// The fp32 tiled GEMMs come in three tilings (64 x 64, 64 x 128 and, for the forward, 48 x 64
+// outputs per CTA), chosen per GEMM by B: the wide tiles forced for all three GEMMs and the 48-row
+// forward tiles, each against the narrow ones, at batch sizes on both sides of the switches, past
+// a tile's width and at the largest batch.
 TEST_F(KernelPaths, Fp32TiledGemmsGiveTheSameBytesWhateverTheirTiles) {
-  for (int B : {9, 17, 64, 300, 2048}) {
-    KernelChoice narrow;
-    narrow.streaming = Streaming::off;
-    narrow.fp32 = {Fp32Tiles::narrow, Fp32Tiles::narrow, Fp32Tiles::narrow};
-    KernelChoice wide = narrow;
-    wide.fp32 = {Fp32Tiles::wide, Fp32Tiles::wide, Fp32Tiles::wide};
-    const auto reference = run(Storage::float32, B, narrow);
-    const auto got = run(Storage::float32, B, wide);
-    for (std::size_t o = 0; o < got.size(); ++o) {
+  const Fp32Tiles narrow = Fp32Tiles::narrow, wide = Fp32Tiles::wide;
+  const std::pair<Fp32TileChoice, const char*> others[] = {{{wide, wide, wide}, "64 x 128 tiles"},
+                                                           {{Fp32Tiles::narrow48, narrow, narrow}, "48 x 64 forward tiles"}};
+  for (int B : {9, 17, 64, 65, 300, 2048}) {
+    KernelChoice choice;
+    choice.streaming = Streaming::off;
+    choice.fp32 = {narrow, narrow, narrow};
+    const auto reference = run(Storage::float32, B, choice);
+    for (std::size_t o = 0; o < reference.size(); ++o)
       ASSERT_EQ(poison_left(reference[o], 4), 0u) << kNames[o] << " not fully written by the narrow tiles at B = " << B;
-      ASSERT_EQ(poison_left(got[o], 4), 0u) << kNames[o] << " not fully written by the wide tiles at B = " << B;
-      EXPECT_EQ(differing_elements(reference[o], got[o], 4), 0u)
-          << kNames[o] << " at B = " << B << ": the 64 x 128 tiles differ from the 64 x 64 ones";
+    for (const auto& [tiles, name] : others) {
+      choice.fp32 = tiles;
+      const auto got = run(Storage::float32, B, choice);
+      for (std::size_t o = 0; o < got.size(); ++o) {
+        ASSERT_EQ(poison_left(got[o], 4), 0u) << kNames[o] << " not fully written by the " << name << " at B = " << B;
+        EXPECT_EQ(differing_elements(reference[o], got[o], 4), 0u)
+            << kNames[o] << " at B = " << B << ": the " << name << " differ from the 64 x 64 ones";
+      }
     }
   }
 }
@@ -467,6 +473,14 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
       for (const KernelChoice c : {KernelChoice{GemmFamily::automatic, GemmFamily::wgmma_swapped, GemmFamily::automatic},
                                    KernelChoice{GemmFamily::automatic, GemmFamily::automatic, GemmFamily::wgmma_swapped}})
         EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);
+    }
+    if (s == Storage::float32) {  // only the forward has 48-row tiles
+      for (const Fp32TileChoice t : {Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::narrow48, Fp32Tiles::automatic},
+                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::narrow48}}) {
+        KernelChoice c;
+        c.fp32 = t;
+        EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);
+      }
     }
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     for (auto [ptr, n] : {std::pair{d.out, bytes}, std::pair{d.grad_weight, std::size_t(kN) * kK * elem(s)}}) {

@@ -548,8 +548,9 @@ using GradWConfig = Config<128, 128, 32, 2, 2, 4, true, Op::kGradW>;
 }  // namespace mma
 
 // ---------------------------------------------------------------------------------------------
-// fp32: CUDA-core FFMA (no TF32), operands through a cp.async pipeline, two tilings (64 x 64
-// with 4 x 4 outputs per thread, 64 x 128 with 4 x 8) chosen per GEMM by B; see gemm_kernel.
+// fp32: CUDA-core FFMA (no TF32), operands through a cp.async pipeline, three tilings (64 x 64
+// with 4 x 4 outputs per thread, 64 x 128 with 4 x 8, and for the forward 48 x 64 with 3 x 4)
+// chosen per GEMM by B; see gemm_kernel.
 namespace simt {
 
 constexpr int kBR = kFp32GradWChunk;  // reduction steps per pipeline stage = grad_w's chunk (part of the bytes)
@@ -600,10 +601,12 @@ template <bool rcontig, int I>
 __device__ __forceinline__ void load_stage(float* dst, const float* g, std::int64_t ld, int i0, int r0, int row_limit) {
   constexpr int kChunksPerRow = rcontig ? kBR / 4 : I / 4;
   constexpr int kChunks = (rcontig ? I : kBR) * kChunksPerRow;
-  static_assert(kChunks % kThreads == 0, "a stage must divide evenly over the threads");
 #pragma unroll
-  for (int n = 0; n < kChunks / kThreads; ++n) {
+  for (int n = 0; n < (kChunks + kThreads - 1) / kThreads; ++n) {
     const int idx = n * kThreads + static_cast<int>(threadIdx.x);
+    if constexpr (kChunks % kThreads != 0) {  // the 48-row forward tiles: the last round is partial
+      if (idx >= kChunks) break;
+    }
     const int row = idx / kChunksPerRow;
     const int chunk = idx % kChunksPerRow;
     const int grow = rcontig ? i0 + row : r0 + row;
@@ -901,21 +904,32 @@ cudaError_t resolve_fp32(KernelChoice* g, int B, int up_to_b) {
 }
 
 // fp32 tiled GEMMs: from which batch size each GEMM runs the 64 x 128 tiles (the 64 x 64 ones
-// below it), measured on an H200 (docs/notes/cuda-kernels.md). Speed only: every tiling gives the
-// same bytes.
+// below it), and up to which the forward runs the 48 x 64 ones, measured on an H200
+// (docs/notes/cuda-kernels.md). Up to 64 batch columns the forward's 64-row tiles make 288 CTAs,
+// 2.2 per SM on the 132 SMs of an H200 (a third of the SMs run one more than the others); 48-row
+// tiles make 384, 2.9 per SM. Above, their extra shared loads per FMA cost more than that gains.
+// Speed only: every tiling gives the same bytes.
 constexpr int kFp32ForwardWideFromB = 512;
+constexpr int kFp32ForwardNarrow48UpToB = 64;
 constexpr int kFp32DTembWideFromB = 128;
 constexpr int kFp32GradWWideFromB = 1;  // every B (its c is K = 3072)
 
-Fp32Tiles resolve_tiles(Fp32Tiles t, int B, int wide_from_b) {
+Fp32Tiles resolve_tiles(Fp32Tiles t, int B, int wide_from_b, int narrow48_up_to_b = 0) {
   if (t != Fp32Tiles::automatic) return t;
-  return B >= wide_from_b ? Fp32Tiles::wide : Fp32Tiles::narrow;
+  return B >= wide_from_b ? Fp32Tiles::wide : B <= narrow48_up_to_b ? Fp32Tiles::narrow48 : Fp32Tiles::narrow;
 }
 
-// One fp32 tiled GEMM: c_extent columns, m_extent rows, `slices` r-slices of p.r_len each.
+// One fp32 tiled GEMM: c_extent columns, m_extent rows, `slices` r-slices of p.r_len each. The
+// 48-row tiles exist for the forward only (the i-contiguous A of the other two is read in groups
+// of four rows per thread).
 template <Op op>
 cudaError_t launch_fp32_gemm(Fp32Tiles tiles, const GemmParams& p, int c_extent, int m_extent, int slices,
                              cudaStream_t stream) {
+  if constexpr (op == Op::kForward) {
+    if (tiles == Fp32Tiles::narrow48) return simt::launch<op, 3, 4>(p, c_extent, m_extent, slices, stream);
+  } else {
+    if (tiles == Fp32Tiles::narrow48) return cudaErrorInvalidValue;
+  }
   return tiles == Fp32Tiles::wide ? simt::launch<op, 4, 8>(p, c_extent, m_extent, slices, stream)
                                   : simt::launch<op, 4, 4>(p, c_extent, m_extent, slices, stream);
 }
@@ -957,7 +971,8 @@ cudaError_t forward_impl(int B, const ForwardTensors& t, void* ws, const KernelC
   if constexpr (sizeof(T) == 2) {
     return mma::launch<mma::FwdConfig, Op::kForward>(p, B, kN, 1, stream);
   } else {
-    return launch_fp32_gemm<Op::kForward>(resolve_tiles(choice.fp32.forward, B, kFp32ForwardWideFromB), p, B, kN, 1, stream);
+    return launch_fp32_gemm<Op::kForward>(
+        resolve_tiles(choice.fp32.forward, B, kFp32ForwardWideFromB, kFp32ForwardNarrow48UpToB), p, B, kN, 1, stream);
   }
 }
 
@@ -1085,6 +1100,9 @@ cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tenso
       err = resolve_bf16(&choice, B, Direction::backward);
     } else {
       err = resolve_fp32(&choice, B, kFp32StreamingBackwardUpToB);
+      // The 48-row tiles are the forward's alone: refused here, before anything is launched.
+      if (choice.fp32.grad_temb == Fp32Tiles::narrow48 || choice.fp32.grad_weight == Fp32Tiles::narrow48)
+        err = cudaErrorInvalidValue;
     }
     if (err != cudaSuccess) return err;
   }

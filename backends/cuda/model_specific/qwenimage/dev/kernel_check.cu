@@ -312,7 +312,7 @@ struct Timing {
   double stream_fwd[2] = {}, stream_fwdbwd[2] = {}, stream_bwd[2] = {};
   // fp32 tiled GEMMs, narrow / wide: forward alone; backward with grad_temb varied (grad_weight
   // narrow); backward with grad_weight varied (grad_temb narrow)
-  double f32_fwd[2] = {}, f32_bwd_dt[2] = {}, f32_bwd_gw[2] = {};
+  double f32_fwd[3] = {}, f32_bwd_dt[2] = {}, f32_bwd_gw[2] = {};
 };
 
 constexpr Fp32Tiles kFp32Tiles[2] = {Fp32Tiles::narrow, Fp32Tiles::wide};
@@ -406,7 +406,7 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
         }
         g_choice = saved;
       }
-      if (f32 && g_compare && B >= 64) {
+      if (f32 && g_compare && B > 16) {  // where the tiled GEMMs run
         const KernelChoice saved = g_choice;
         const Fp32Tiles narrow = Fp32Tiles::narrow;
         for (int f = 0; f < 2; ++f) {
@@ -418,6 +418,8 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
           g_choice.fp32 = Fp32TileChoice{narrow, narrow, kFp32Tiles[f]};
           t.f32_bwd_gw[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
         }
+        g_choice.fp32 = Fp32TileChoice{Fp32Tiles::narrow48, narrow, narrow};
+        t.f32_fwd[2] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
         g_choice = saved;
       }
       if (!f32 && g_compare) {
@@ -826,24 +828,29 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     g_choice = saved;
   }
 
-  // ---- the fp32 tiled GEMMs, wide against narrow tiles byte for byte
+  // ---- the fp32 tiled GEMMs, wide tiles (all three GEMMs) and 48-row tiles (the forward) against
+  // narrow tiles byte for byte
   if (f32 && g_compare) {
     const KernelChoice saved = g_choice;
+    const Fp32Tiles narrow = Fp32Tiles::narrow, wide = Fp32Tiles::wide;
+    const Fp32TileChoice tilings[3] = {{narrow, narrow, narrow}, {wide, wide, wide}, {Fp32Tiles::narrow48, narrow, narrow}};
+    const char* names[3] = {"narrow", "wide", "48-row forward"};
     for (int B : {9, 17, 64, 255, 2048}) {
-      std::array<std::vector<unsigned char>, 4> out[2];
-      for (int f = 0; f < 2; ++f) {
+      std::array<std::vector<unsigned char>, 4> out[3];
+      for (int f = 0; f < 3; ++f) {
         g_choice = KernelChoice{};
         g_choice.streaming = Streaming::off;
-        g_choice.fp32 = Fp32TileChoice{kFp32Tiles[f], kFp32Tiles[f], kFp32Tiles[f]};
+        g_choice.fp32 = tilings[f];
         out[f] = outputs_of<T>(b, B);
       }
-      for (int o = 0; o < 4; ++o) {
-        const std::size_t diff = differing<T>(out[0][o], out[1][o]);
-        char buf[200];
-        std::snprintf(buf, sizeof buf, "fp32 B=%d %s: wide tiles' bytes equal narrow tiles' (%zu of %zu differ)", B,
-                      kOutputNames[o], diff, out[0][o].size() / sizeof(T));
-        report(diff == 0, buf);
-      }
+      for (int f = 1; f < 3; ++f)
+        for (int o = 0; o < 4; ++o) {
+          const std::size_t diff = differing<T>(out[0][o], out[f][o]);
+          char buf[200];
+          std::snprintf(buf, sizeof buf, "fp32 B=%d %s: %s tiles' bytes equal narrow tiles' (%zu of %zu differ)", B,
+                        kOutputNames[o], names[f], diff, out[0][o].size() / sizeof(T));
+          report(diff == 0, buf);
+        }
     }
     g_choice = saved;
   }
@@ -958,12 +965,12 @@ int main(int argc, char** argv) {
         }
   }
   if (g_compare) {
-    std::printf("\nfp32 tiled GEMMs (ms, median of 25): fwd with narrow / wide tiles; bwd with d_temb narrow / wide "
+    std::printf("\nfp32 tiled GEMMs (ms, median of 25): fwd with narrow / wide / 48-row tiles; bwd with d_temb narrow / wide "
                 "(grad_w narrow); bwd with grad_w narrow / wide (d_temb narrow)\n");
     for (const auto& t : t32)
-      if (t.B >= 64)
-        std::printf("B %5d | fwd %8.4f %8.4f | bwd dt %8.4f %8.4f | bwd gw %8.4f %8.4f\n", t.B, t.f32_fwd[0],
-                    t.f32_fwd[1], t.f32_bwd_dt[0], t.f32_bwd_dt[1], t.f32_bwd_gw[0], t.f32_bwd_gw[1]);
+      if (t.B > 16)
+        std::printf("B %5d | fwd %8.4f %8.4f %8.4f | bwd dt %8.4f %8.4f | bwd gw %8.4f %8.4f\n", t.B, t.f32_fwd[0],
+                    t.f32_fwd[1], t.f32_fwd[2], t.f32_bwd_dt[0], t.f32_bwd_dt[1], t.f32_bwd_gw[0], t.f32_bwd_gw[1]);
   }
   std::printf("\nfailures: %d\n", g_failures);
   return g_failures == 0 ? 0 : 1;
