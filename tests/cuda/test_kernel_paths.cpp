@@ -67,6 +67,23 @@ struct Device {
   std::size_t workspace_bytes = 0;
 };
 
+constexpr const char* kNames[4] = {"y", "grad_temb", "grad_weight", "grad_bias"};
+
+std::size_t differing_elements(const std::vector<unsigned char>& a, const std::vector<unsigned char>& b,
+                               std::size_t es) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i + es <= a.size(); i += es) n += std::memcmp(&a[i], &b[i], es) != 0;
+  return n;
+}
+
+// Elements still holding the 0xFF poison (a NaN in both dtypes, never a result here).
+std::size_t poison_left(const std::vector<unsigned char>& a, std::size_t es) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i + es <= a.size(); i += es)
+    n += std::all_of(a.begin() + i, a.begin() + i + es, [](unsigned char c) { return c == 0xFF; });
+  return n;
+}
+
 class KernelPaths : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -198,6 +215,22 @@ class KernelPaths : public ::testing::Test {
                        });
   }
 
+  // The bf16 backward with `streaming` (streaming on) against all-mma.sync at every B from 1 to
+  // max_b: all three gradients fully written and byte-equal (`what` names the kernels in play).
+  static void expect_bf16_streaming_backward_equals_mma_sync(int max_b, const KernelChoice& streaming,
+                                                              const char* what) {
+    const GemmFamily mma = GemmFamily::mma_sync;
+    for (int B = 1; B <= max_b; ++B) {
+      const auto reference = run_backward(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off});
+      const auto got = run_backward(Storage::bfloat16, B, streaming);
+      for (std::size_t o = 0; o < got.size(); ++o) {
+        ASSERT_EQ(poison_left(got[o], 2), 0u) << kNames[o + 1] << " not fully written at B = " << B;
+        EXPECT_EQ(differing_elements(reference[o], got[o], 2), 0u)
+            << kNames[o + 1] << " at B = " << B << ": " << what << " differs from mma.sync";
+      }
+    }
+  }
+
   static inline Device fp32_{};
   static inline Device bf16_{};
   static inline int major_ = 0;
@@ -205,23 +238,6 @@ class KernelPaths : public ::testing::Test {
   static inline std::string skip_reason_;
   static inline bool setup_error_ = false;
 };
-
-constexpr const char* kNames[4] = {"y", "grad_temb", "grad_weight", "grad_bias"};
-
-std::size_t differing_elements(const std::vector<unsigned char>& a, const std::vector<unsigned char>& b,
-                               std::size_t es) {
-  std::size_t n = 0;
-  for (std::size_t i = 0; i + es <= a.size(); i += es) n += std::memcmp(&a[i], &b[i], es) != 0;
-  return n;
-}
-
-// Elements still holding the 0xFF poison (a NaN in both dtypes, never a result here).
-std::size_t poison_left(const std::vector<unsigned char>& a, std::size_t es) {
-  std::size_t n = 0;
-  for (std::size_t i = 0; i + es <= a.size(); i += es)
-    n += std::all_of(a.begin() + i, a.begin() + i + es, [](unsigned char c) { return c == 0xFF; });
-  return n;
-}
 
 TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) {
   if (!wgmma_present()) GTEST_SKIP() << wgmma_absent_reason();
@@ -313,15 +329,10 @@ TEST_F(KernelPaths, Bf16StreamingGradWeightGivesTheBytesOfMmaSyncAtEveryBatchItT
   ASSERT_EQ(bf16_stream::grad_weight_fits_current_device(&fits), cudaSuccess);
   if (!fits) GTEST_SKIP() << "the device offers less shared memory per block than the streaming grad_weight uses";
   const GemmFamily mma = GemmFamily::mma_sync;
-  for (int B = 1; B <= bf16_stream::kGradWMaxB; ++B) {
-    const auto reference = run_backward(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off});
-    const auto got = run_backward(Storage::bfloat16, B, KernelChoice{mma, mma, GemmFamily::automatic, Streaming::on});
-    for (std::size_t o = 0; o < got.size(); ++o) {
-      ASSERT_EQ(poison_left(got[o], 2), 0u) << kNames[o + 1] << " not fully written at B = " << B;
-      EXPECT_EQ(differing_elements(reference[o], got[o], 2), 0u)
-          << kNames[o + 1] << " at B = " << B << ": the backward with the streaming grad_weight differs from mma.sync";
-    }
-  }
+  expect_bf16_streaming_backward_equals_mma_sync(
+      bf16_stream::kGradWMaxB, KernelChoice{mma, mma, GemmFamily::automatic, Streaming::on},
+      "the backward with the streaming grad_weight");
+  if (HasFatalFailure()) return;
   // Special inputs: the kernel leaves out the GEMM's all-zero second k16 step, which must not
   // change an infinity, a NaN or a zero's sign either, nor may its grad_bias and grad_temb. dy
   // gets +inf, -inf, a NaN and a column of -0 (grad_weight's row 11 and grad_bias[11] then sum
@@ -359,16 +370,10 @@ TEST_F(KernelPaths, Bf16StreamingDTembGivesTheBytesOfMmaSyncAtEveryBatchItTakes)
   bool fits = false;
   ASSERT_EQ(bf16_stream::dtemb_fits_current_device(&fits), cudaSuccess);
   if (!fits) GTEST_SKIP() << "the device offers less shared memory per block than the streaming d_temb uses";
-  const GemmFamily mma = GemmFamily::mma_sync;
-  for (int B = 1; B <= bf16_stream::kDTembMaxB; ++B) {
-    const auto reference = run_backward(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off});
-    const auto got = run_backward(Storage::bfloat16, B, KernelChoice{mma, GemmFamily::automatic, GemmFamily::automatic, Streaming::on});
-    for (std::size_t o = 0; o < got.size(); ++o) {
-      ASSERT_EQ(poison_left(got[o], 2), 0u) << kNames[o + 1] << " not fully written at B = " << B;
-      EXPECT_EQ(differing_elements(reference[o], got[o], 2), 0u)
-          << kNames[o + 1] << " at B = " << B << ": the streaming backward differs from mma.sync";
-    }
-  }
+  expect_bf16_streaming_backward_equals_mma_sync(
+      bf16_stream::kDTembMaxB,
+      KernelChoice{GemmFamily::mma_sync, GemmFamily::automatic, GemmFamily::automatic, Streaming::on},
+      "the streaming backward");
 }
 
 // Across the automatic switches (streaming forward up to 8 rows, streaming backward up to 16,
