@@ -921,14 +921,12 @@ Fp32Tiles resolve_tiles(Fp32Tiles t, int B, int wide_from_b, int narrow48_up_to_
 
 // One fp32 tiled GEMM: c_extent columns, m_extent rows, `slices` r-slices of p.r_len each. The
 // 48-row tiles exist for the forward only (the i-contiguous A of the other two is read in groups
-// of four rows per thread).
+// of four rows per thread; launch_backward refuses them before anything runs).
 template <Op op>
 cudaError_t launch_fp32_gemm(Fp32Tiles tiles, const GemmParams& p, int c_extent, int m_extent, int slices,
                              cudaStream_t stream) {
   if constexpr (op == Op::kForward) {
     if (tiles == Fp32Tiles::narrow48) return simt::launch<op, 3, 4>(p, c_extent, m_extent, slices, stream);
-  } else {
-    if (tiles == Fp32Tiles::narrow48) return cudaErrorInvalidValue;
   }
   return tiles == Fp32Tiles::wide ? simt::launch<op, 4, 8>(p, c_extent, m_extent, slices, stream)
                                   : simt::launch<op, 4, 4>(p, c_extent, m_extent, slices, stream);
