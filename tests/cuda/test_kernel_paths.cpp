@@ -1,6 +1,6 @@
 // The CUDA plugin may pick its kernels by B (bf16: mma.sync, or wgmma with a narrow or wide
 // batch tile, cooperative or ping-pong, or the streaming forward up to B = 8; fp32: tiled
-// CUDA-core GEMMs in two tilings, or the streaming kernels up to B = 16) only because every choice gives the
+// CUDA-core GEMMs in three tilings, or the streaming kernels up to B = 16) only because every choice gives the
 // same bytes. This checks that claim directly
 // on the kernels: each implementation, forced, against one reference implementation, byte for
 // byte, for every output, at batch sizes on both sides of each switch point; outputs are
