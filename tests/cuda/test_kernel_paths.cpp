@@ -266,14 +266,14 @@ TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) 
   }
 }
 
-// The fp32 tiled GEMMs come in three tilings (64 x 64, 64 x 128 and, for the forward, 48 x 64
-// outputs per CTA), chosen per GEMM by B: the wide tiles forced for all three GEMMs and the 48-row
+// The fp32 tiled GEMMs come in three tilings (64 x 64, 64 x 128 and, for the forward, 144 x 64
+// outputs per CTA), chosen per GEMM by B: the wide tiles forced for all three GEMMs and the 144-row
 // forward tiles, each against the narrow ones, at batch sizes on both sides of the switches, past
 // a tile's width and at the largest batch.
 TEST_F(KernelPaths, Fp32TiledGemmsGiveTheSameBytesWhateverTheirTiles) {
   const Fp32Tiles narrow = Fp32Tiles::narrow, wide = Fp32Tiles::wide;
   const std::pair<Fp32TileChoice, const char*> others[] = {{{wide, wide, wide}, "64 x 128 tiles"},
-                                                           {{Fp32Tiles::narrow48, narrow, narrow}, "48 x 64 forward tiles"}};
+                                                           {{Fp32Tiles::tall, narrow, narrow}, "144 x 64 forward tiles"}};
   for (int B : {9, 17, 64, 65, 300, 2048}) {
     KernelChoice choice;
     choice.streaming = Streaming::off;
@@ -479,9 +479,9 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
                                    KernelChoice{GemmFamily::automatic, GemmFamily::automatic, GemmFamily::wgmma_swapped}})
         EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);
     }
-    if (s == Storage::float32) {  // only the forward has 48-row tiles
-      for (const Fp32TileChoice t : {Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::narrow48, Fp32Tiles::automatic},
-                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::narrow48}}) {
+    if (s == Storage::float32) {  // only the forward has 144-row tiles
+      for (const Fp32TileChoice t : {Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::tall, Fp32Tiles::automatic},
+                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::tall}}) {
         KernelChoice c;
         c.fp32 = t;
         EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);

@@ -549,7 +549,7 @@ using GradWConfig = Config<128, 128, 32, 2, 2, 4, true, Op::kGradW>;
 
 // ---------------------------------------------------------------------------------------------
 // fp32: CUDA-core FFMA (no TF32), operands through a cp.async pipeline, three tilings (64 x 64
-// with 4 x 4 outputs per thread, 64 x 128 with 4 x 8, and for the forward 48 x 64 with 3 x 4)
+// with 4 x 4 outputs per thread, 64 x 128 with 4 x 8, and for the forward 144 x 64 with 9 x 4)
 // chosen per GEMM by B; see gemm_kernel.
 namespace simt {
 
@@ -604,7 +604,7 @@ __device__ __forceinline__ void load_stage(float* dst, const float* g, std::int6
 #pragma unroll
   for (int n = 0; n < (kChunks + kThreads - 1) / kThreads; ++n) {
     const int idx = n * kThreads + static_cast<int>(threadIdx.x);
-    if constexpr (kChunks % kThreads != 0) {  // the 48-row forward tiles: the last round is partial
+    if constexpr (kChunks % kThreads != 0) {  // the 144-row forward tiles: the last round is partial
       if (idx >= kChunks) break;
     }
     const int row = idx / kChunksPerRow;
@@ -903,30 +903,30 @@ cudaError_t resolve_fp32(KernelChoice* g, int B, int up_to_b) {
   return cudaSuccess;
 }
 
-// fp32 tiled GEMMs: from which batch size each GEMM runs the 64 x 128 tiles (the 64 x 64 ones
-// below it), and up to which the forward runs the 48 x 64 ones, measured on an H200
-// (docs/notes/cuda-kernels.md). Up to 64 batch columns the forward's 64-row tiles make 288 CTAs,
-// 2.2 per SM on the 132 SMs of an H200 (a third of the SMs run one more than the others); 48-row
-// tiles make 384, 2.9 per SM. Above, their extra shared loads per FMA cost more than that gains.
-// Speed only: every tiling gives the same bytes.
-constexpr int kFp32ForwardWideFromB = 512;
-constexpr int kFp32ForwardNarrow48UpToB = 64;
+// fp32 tiled GEMMs: from which batch size each GEMM runs the 64 x 128 tiles, measured on an H200
+// (docs/notes/cuda-kernels.md); below it the forward runs 144 x 64 tiles and the other two the
+// 64 x 64 ones. The forward's 144-row tiles make 128 CTAs per 64 batch columns, one per SM of an
+// H200 (two per SM by their shared memory, so two batch tiles are one wave), where its 64-row tiles
+// make 288 (2.2 per SM, a third of the SMs running one more than the others), and they need fewer
+// shared loads per FMA. Speed only: every tiling gives the same bytes.
+constexpr int kFp32ForwardWideFromB = 1024;
 constexpr int kFp32DTembWideFromB = 128;
 constexpr int kFp32GradWWideFromB = 1;  // every B (its c is K = 3072)
 
-Fp32Tiles resolve_tiles(Fp32Tiles t, int B, int wide_from_b, int narrow48_up_to_b = 0) {
+// `below_wide`: what runs below `wide_from_b` (the 64 x 64 tiles, or for the forward the 144 x 64 ones).
+Fp32Tiles resolve_tiles(Fp32Tiles t, int B, int wide_from_b, Fp32Tiles below_wide = Fp32Tiles::narrow) {
   if (t != Fp32Tiles::automatic) return t;
-  return B >= wide_from_b ? Fp32Tiles::wide : B <= narrow48_up_to_b ? Fp32Tiles::narrow48 : Fp32Tiles::narrow;
+  return B >= wide_from_b ? Fp32Tiles::wide : below_wide;
 }
 
 // One fp32 tiled GEMM: c_extent columns, m_extent rows, `slices` r-slices of p.r_len each. The
-// 48-row tiles exist for the forward only (the i-contiguous A of the other two is read in groups
+// 144-row tiles exist for the forward only (the i-contiguous A of the other two is read in groups
 // of four rows per thread; launch_backward refuses them before anything runs).
 template <Op op>
 cudaError_t launch_fp32_gemm(Fp32Tiles tiles, const GemmParams& p, int c_extent, int m_extent, int slices,
                              cudaStream_t stream) {
   if constexpr (op == Op::kForward) {
-    if (tiles == Fp32Tiles::narrow48) return simt::launch<op, 3, 4>(p, c_extent, m_extent, slices, stream);
+    if (tiles == Fp32Tiles::tall) return simt::launch<op, 9, 4>(p, c_extent, m_extent, slices, stream);
   }
   return tiles == Fp32Tiles::wide ? simt::launch<op, 4, 8>(p, c_extent, m_extent, slices, stream)
                                   : simt::launch<op, 4, 4>(p, c_extent, m_extent, slices, stream);
@@ -970,7 +970,7 @@ cudaError_t forward_impl(int B, const ForwardTensors& t, void* ws, const KernelC
     return mma::launch<mma::FwdConfig, Op::kForward>(p, B, kN, 1, stream);
   } else {
     return launch_fp32_gemm<Op::kForward>(
-        resolve_tiles(choice.fp32.forward, B, kFp32ForwardWideFromB, kFp32ForwardNarrow48UpToB), p, B, kN, 1, stream);
+        resolve_tiles(choice.fp32.forward, B, kFp32ForwardWideFromB, Fp32Tiles::tall), p, B, kN, 1, stream);
   }
 }
 
@@ -1098,8 +1098,8 @@ cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tenso
       err = resolve_bf16(&choice, B, Direction::backward);
     } else {
       err = resolve_fp32(&choice, B, kFp32StreamingBackwardUpToB);
-      // The 48-row tiles are the forward's alone: refused here, before anything is launched.
-      if (choice.fp32.grad_temb == Fp32Tiles::narrow48 || choice.fp32.grad_weight == Fp32Tiles::narrow48)
+      // The 144-row tiles are the forward's alone: refused here, before anything is launched.
+      if (choice.fp32.grad_temb == Fp32Tiles::tall || choice.fp32.grad_weight == Fp32Tiles::tall)
         err = cudaErrorInvalidValue;
     }
     if (err != cudaSuccess) return err;

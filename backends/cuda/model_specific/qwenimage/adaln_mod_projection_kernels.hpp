@@ -64,10 +64,10 @@ enum class GemmFamily { automatic, mma_sync, wgmma_narrow, wgmma_wide, wgmma_pin
 enum class Streaming { automatic, off, on };
 // fp32, per GEMM where the tiled kernels run (B past the streaming kernels, or streaming off):
 // `narrow` 64 x 64 output tiles (4 x 4 per thread), `wide` 64 x 128 (4 x 8 per thread, 128 batch
-// columns for forward and grad_temb, 128 K columns for grad_weight), `narrow48` 48 x 64 (3 x 4 per
+// columns for forward and grad_temb, 128 K columns for grad_weight), `tall` 144 x 64 (9 x 4 per
 // thread; the forward only: a backward call forcing it is refused with cudaErrorInvalidValue).
 // Same bytes whichever runs; bf16 calls ignore these fields.
-enum class Fp32Tiles { automatic, narrow, wide, narrow48 };
+enum class Fp32Tiles { automatic, narrow, wide, tall };
 struct Fp32TileChoice {
   Fp32Tiles forward = Fp32Tiles::automatic;
   Fp32Tiles grad_temb = Fp32Tiles::automatic;

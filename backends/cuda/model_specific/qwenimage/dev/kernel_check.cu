@@ -418,7 +418,7 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
           g_choice.fp32 = Fp32TileChoice{narrow, narrow, kFp32Tiles[f]};
           t.f32_bwd_gw[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
         }
-        g_choice.fp32 = Fp32TileChoice{Fp32Tiles::narrow48, narrow, narrow};
+        g_choice.fp32 = Fp32TileChoice{Fp32Tiles::tall, narrow, narrow};
         t.f32_fwd[2] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
         g_choice = saved;
       }
@@ -828,13 +828,13 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     g_choice = saved;
   }
 
-  // ---- the fp32 tiled GEMMs, wide tiles (all three GEMMs) and 48-row tiles (the forward) against
+  // ---- the fp32 tiled GEMMs, wide tiles (all three GEMMs) and 144-row tiles (the forward) against
   // narrow tiles byte for byte
   if (f32 && g_compare) {
     const KernelChoice saved = g_choice;
     const Fp32Tiles narrow = Fp32Tiles::narrow, wide = Fp32Tiles::wide;
-    const Fp32TileChoice tilings[3] = {{narrow, narrow, narrow}, {wide, wide, wide}, {Fp32Tiles::narrow48, narrow, narrow}};
-    const char* names[3] = {"narrow", "wide", "48-row forward"};
+    const Fp32TileChoice tilings[3] = {{narrow, narrow, narrow}, {wide, wide, wide}, {Fp32Tiles::tall, narrow, narrow}};
+    const char* names[3] = {"narrow", "wide", "144-row forward"};
     for (int B : {9, 17, 64, 255, 2048}) {
       std::array<std::vector<unsigned char>, 4> out[3];
       for (int f = 0; f < 3; ++f) {
@@ -965,7 +965,7 @@ int main(int argc, char** argv) {
         }
   }
   if (g_compare) {
-    std::printf("\nfp32 tiled GEMMs (ms, median of 25): fwd with narrow / wide / 48-row tiles; bwd with d_temb narrow / wide "
+    std::printf("\nfp32 tiled GEMMs (ms, median of 25): fwd with narrow / wide / 144-row tiles; bwd with d_temb narrow / wide "
                 "(grad_w narrow); bwd with grad_w narrow / wide (d_temb narrow)\n");
     for (const auto& t : t32)
       if (t.B > 16)
