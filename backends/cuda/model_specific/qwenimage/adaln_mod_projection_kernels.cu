@@ -804,10 +804,16 @@ cudaError_t wgmma_usable(bool* usable) {
 
 // Batch sizes from which the automatic choice switches GEMM implementation (measured on an
 // H200, docs/notes/cuda-kernels.md). Speed only: the bytes are the same on either side.
-constexpr int kForwardSwappedFromB = 128;  // one wave of 128 tiles per 128 batch rows
+// The forward: 64-row swapped tiles (one wave of 128 tiles per 64 batch rows) below
+// kForwardSwappedFromB, where they were 2-6 us faster than the 128 x 32 tiles at B = 16 ... 64;
+// the 128-row swapped ones from there (at B = 96 two waves of the 64-row tiles are slower).
+constexpr int kForwardSwappedFromB = 65;
 constexpr int kForwardWideFromB = 1024;    // equal at 1024, the 128 x 128 tiles 4-9% faster at 2048
 constexpr int kDTembWideFromB = 128;
-constexpr int kGradWWgmmaFromB = 64;  // below, the mma.sync grad_w overlaps its stores better
+// grad_weight: the mma.sync GEMM up to 32 rows (it takes the batch in 32-row steps and overlaps its
+// stores better: 2-4 us faster at B = 16 and 24, within 2 us at 32), ping-pong wgmma from 33 (10-12
+// us faster at 33 ... 64, where the mma.sync GEMM needs a second step).
+constexpr int kGradWWgmmaFromB = 33;
 constexpr int kGradWCooperativeFromB = 1025;  // up to 1024 rows, ping-pong hides the epilogue
 
 // bf16 forward: the streaming kernel up to this batch size where the device fits it (measured on
@@ -861,14 +867,15 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
     if (*f != GemmFamily::automatic && *f != GemmFamily::mma_sync && !usable) return cudaErrorNotSupported;
   }
   if (g->forward == GemmFamily::wgmma_pingpong || g->grad_temb == GemmFamily::wgmma_pingpong ||
-      g->grad_temb == GemmFamily::wgmma_swapped || g->grad_weight == GemmFamily::wgmma_narrow ||
-      g->grad_weight == GemmFamily::wgmma_swapped)
+      g->grad_temb == GemmFamily::wgmma_swapped || g->grad_temb == GemmFamily::wgmma_swapped_narrow ||
+      g->grad_weight == GemmFamily::wgmma_narrow || g->grad_weight == GemmFamily::wgmma_swapped ||
+      g->grad_weight == GemmFamily::wgmma_swapped_narrow)
     return cudaErrorInvalidValue;
   if (g->forward == GemmFamily::automatic) {
     g->forward = !usable                     ? GemmFamily::mma_sync
                  : B >= kForwardWideFromB    ? GemmFamily::wgmma_wide
                  : B >= kForwardSwappedFromB ? GemmFamily::wgmma_swapped
-                                             : GemmFamily::wgmma_narrow;
+                                             : GemmFamily::wgmma_swapped_narrow;
   }
   if (g->grad_temb == GemmFamily::automatic && !dtemb_streams) {
     g->grad_temb = !usable ? GemmFamily::mma_sync
@@ -933,9 +940,10 @@ cudaError_t launch_fp32_gemm(Fp32Tiles tiles, const GemmParams& p, int c_extent,
 }
 
 sm90::BatchTile tile_of(GemmFamily f) {
-  return f == GemmFamily::wgmma_narrow    ? sm90::BatchTile::narrow
-         : f == GemmFamily::wgmma_swapped ? sm90::BatchTile::swapped
-                                          : sm90::BatchTile::wide;
+  return f == GemmFamily::wgmma_narrow           ? sm90::BatchTile::narrow
+         : f == GemmFamily::wgmma_swapped        ? sm90::BatchTile::swapped
+         : f == GemmFamily::wgmma_swapped_narrow ? sm90::BatchTile::swapped_narrow
+                                                 : sm90::BatchTile::wide;
 }
 
 template <class T>

@@ -48,10 +48,19 @@ struct BackwardTensors {
 // bf16, per GEMM: on a compute capability 9.0 device with a build that has them, the wgmma
 // GEMMs (sm90::, variant chosen by B), elsewhere the mma.sync ones
 // (tests/cuda/test_kernel_paths.cpp compares them). wgmma_narrow / wgmma_wide (batch tile
-// 32 / 128) apply to forward and grad_temb, wgmma_swapped (the batch on the wgmma M side,
-// sm90::BatchTile) to forward; wgmma_wide (cooperative) / wgmma_pingpong to grad_weight; any
-// other combination is refused with cudaErrorInvalidValue.
-enum class GemmFamily { automatic, mma_sync, wgmma_narrow, wgmma_wide, wgmma_pingpong, wgmma_swapped };
+// 32 / 128) apply to forward and grad_temb, wgmma_swapped / wgmma_swapped_narrow (the batch on
+// the wgmma M side, 128 / 64 rows per tile, sm90::BatchTile) to forward; wgmma_wide
+// (cooperative) / wgmma_pingpong to grad_weight; any other combination is refused with
+// cudaErrorInvalidValue.
+enum class GemmFamily {
+  automatic,
+  mma_sync,
+  wgmma_narrow,
+  wgmma_wide,
+  wgmma_pingpong,
+  wgmma_swapped,
+  wgmma_swapped_narrow
+};
 // `streaming`: the streaming kernels for small batches where they exist (fp32 forward and
 // backward for B <= fp32_stream::kMaxB; bf16 forward for B <= bf16_stream::kMaxB, bf16
 // grad_weight for B <= bf16_stream::kGradWMaxB and, where grad_temb is automatic, bf16 grad_temb

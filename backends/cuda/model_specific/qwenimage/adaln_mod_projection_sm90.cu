@@ -42,8 +42,13 @@ struct Pingpong {  // two consumer warpgroups on two tiles, one's epilogue under
   using Epilogue = cutlass::epilogue::TmaWarpSpecialized;
 };
 
+struct Single {  // one consumer warpgroup on one tile (a 64-row M side)
+  using Mainloop = cutlass::gemm::KernelTmaWarpSpecialized;
+  using Epilogue = cutlass::epilogue::TmaWarpSpecialized;
+};
+
 // (Tried and dropped, docs/notes/cuda-kernels.md: a 64-row ping-pong tile and a 64-row batch
-// tile for forward and d_temb, each within 4% of these.)
+// tile with W's rows on M for forward and d_temb, each within 4% of these.)
 template <class LayoutA, class LayoutB, class ElementD, class LayoutD, class Fusion, class Tile,
           class Schedule = Cooperative>
 struct GemmOf {
@@ -83,8 +88,13 @@ using ForwardWide = GemmOf<RowMajor, ColumnMajor, bf16, ColumnMajor, RowBias, Sh
 // same (tests/cuda/test_kernel_paths.cpp). M = b, N = n, K = k: A = s (K contiguous), B = W (K
 // contiguous), D = y[b][n] (N contiguous), bias per N column. (The same swap for d_temb, 192 of
 // W's columns per tile, was within the run-to-run spread of the tiles above and slower at
-// B = 2048: not kept, docs/notes/cuda-kernels.md.)
+// B = 2048, and with 64 batch rows per tile within 0.5% of the narrow tiles below B = 128: not
+// kept, docs/notes/cuda-kernels.md.)
 using ForwardSwapped = GemmOf<RowMajor, ColumnMajor, bf16, RowMajor, ColBias, Shape<_128, _144, _64>>;
+// The same with 64 batch rows per tile (one consumer warpgroup) for small batches: 128 tiles per
+// 64 batch rows, one wave, where the 128 x 32 tiles above make 144 per 32 batch rows (at B = 64:
+// 288, 2.2 per SM).
+using ForwardSwappedNarrow = GemmOf<RowMajor, ColumnMajor, bf16, RowMajor, ColBias, Shape<_64, _144, _64>, Single>;
 // d_temb: M = k, N = b, K = n within one slice, L = slice.  A = W (M contiguous), B = dy
 // (K contiguous), D = FP32 partials [slice][b][k] (M contiguous).
 using DTembNarrow = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_128, _32, _64>>;
@@ -163,9 +173,9 @@ cudaError_t forward_with(int B, const void* weight, const void* silu, const void
   return run<G>(args, stream);
 }
 
+template <class G>
 cudaError_t forward_swapped(int B, const void* weight, const void* silu, const void* bias, void* out,
                             cudaStream_t stream) {
-  using G = ForwardSwapped;
   auto args = arguments_of<G>(B, kN, kK, 1, silu, kK, 0, weight, kK, 0, static_cast<bf16*>(out), kN, 0);
   args.epilogue.thread.bias_ptr = static_cast<const bf16*>(bias);
   return run<G>(args, stream);
@@ -195,7 +205,9 @@ cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* 
                          const void* bias, void* out, cudaStream_t stream) {
   switch (tile) {
     case BatchTile::narrow: return forward_with<ForwardNarrow>(B, weight, silu, bias, out, stream);
-    case BatchTile::swapped: return forward_swapped(B, weight, silu, bias, out, stream);
+    case BatchTile::swapped: return forward_swapped<ForwardSwapped>(B, weight, silu, bias, out, stream);
+    case BatchTile::swapped_narrow:
+      return forward_swapped<ForwardSwappedNarrow>(B, weight, silu, bias, out, stream);
     default: return forward_with<ForwardWide>(B, weight, silu, bias, out, stream);
   }
 }
@@ -204,7 +216,8 @@ cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* gr
                        float* partial, cudaStream_t stream) {
   switch (tile) {
     case BatchTile::narrow: return dtemb_with<DTembNarrow>(B, weight, grad_out, partial, stream);
-    case BatchTile::swapped: return cudaErrorInvalidValue;  // forward only
+    case BatchTile::swapped:
+    case BatchTile::swapped_narrow: return cudaErrorInvalidValue;  // forward only
     default: return dtemb_with<DTembWide>(B, weight, grad_out, partial, stream);
   }
 }

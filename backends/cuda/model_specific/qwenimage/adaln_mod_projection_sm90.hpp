@@ -16,10 +16,11 @@ namespace rlk::cuda::qwenimage::sm90 {
 bool available();
 
 // How forward and d_temb tile their output. narrow / wide: W's side is the wgmma M side (128
-// rows per tile) and one tile covers 32 / 128 batch rows. swapped (forward only; d_temb refuses
-// it with cudaErrorInvalidValue): the batch is the M side (128 rows per tile) and one tile covers
-// 144 rows of W. Every tiling gives the same bytes.
-enum class BatchTile { narrow, wide, swapped };
+// rows per tile) and one tile covers 32 / 128 batch rows. swapped / swapped_narrow (forward only;
+// d_temb refuses them with cudaErrorInvalidValue): the batch is the M side, 128 / 64 rows per
+// tile (two consumer warpgroups / one), and one tile covers 144 rows of W. Every tiling gives the
+// same bytes.
+enum class BatchTile { narrow, wide, swapped, swapped_narrow };
 
 // grad_w: cooperative (two warpgroups on one 128 x 128 tile) for large B; ping-pong (two
 // warpgroups on two tiles, one's epilogue under the other's MMAs) where B is short. Same bytes.

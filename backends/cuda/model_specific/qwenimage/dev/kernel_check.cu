@@ -2,7 +2,7 @@
 // GPU oracle, raw-byte batch invariance, zero-row appends, determinism, NaN propagation, the
 // strict-math probe, and timings next to a plain cuBLAS baseline.
 // Usage: kernel_check [--probe-only | --profile | --timing-only] [--bf16-only | --fp32-only]
-//                     [--compare-gemms] [--gemms mma|narrow|wide|swapped|automatic]
+//                     [--compare-gemms] [--gemms mma|narrow|wide|swapped|swapped-narrow|automatic]
 //   --timing-only: no checks, timings for B <= 64 only.
 //   --profile: fwd+bwd at B = 1, 256 and 2048 only (after the accuracy check), then at B = 1 with
 //              the streaming kernels off, for a kernel profiler.
@@ -30,7 +30,8 @@ constexpr int K = 3072;
 constexpr int N = 18432;
 constexpr int BMAX = 2048;
 constexpr int kSets = 3;
-// --gemms mma|narrow|wide|swapped|automatic forces the bf16 GEMM family for every check; --compare-gemms compares
+// --gemms mma|narrow|wide|swapped|swapped-narrow|automatic forces the bf16 GEMM family for every check;
+// --compare-gemms compares
 // the implementations byte for byte and times each (bf16 GEMM families; fp32 tiled and
 // streaming kernels).
 KernelChoice g_choice{};
@@ -48,6 +49,8 @@ const NamedFamilies kBf16Families[] = {
     {"wide", "wgmma wide", {GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide}},
     {"swapped", "wgmma swapped forward",
      {GemmFamily::wgmma_swapped, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
+    {"swapped-narrow", "wgmma swapped 64-row forward",
+     {GemmFamily::wgmma_swapped_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
     {"automatic", "automatic", {}},
 };
 bool g_compare = false;
@@ -306,7 +309,8 @@ void compare_out(const char* name, const void* x, const double* ref, std::size_t
 struct Timing {
   int B;
   double fwd, fwdbwd, cub_fwd, cub_fwdbwd;
-  double gemm_fwd[4] = {}, gemm_bwd_dt[3] = {}, gemm_bwd_gw = 0, gemm_bwd_gw_pp = 0;
+  // forward: mma.sync, wgmma narrow, wide, swapped, swapped 64-row; d_temb: the first three
+  double gemm_fwd[5] = {}, gemm_bwd_dt[3] = {}, gemm_bwd_gw = 0, gemm_bwd_gw_pp = 0;
   // streaming off, on: fp32 B <= 16 forward and forward + backward; bf16 forward (B <= 8) and
   // backward alone (B <= 16, the streaming grad_weight)
   double stream_fwd[2] = {}, stream_fwdbwd[2] = {}, stream_bwd[2] = {};
@@ -381,7 +385,7 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
       }
       return median(ms);
     };
-    for (int B : {1, 3, 8, 16, 32, 64, 128, 192, 256, 384, 512, 1024, 2048}) {
+    for (int B : {1, 3, 8, 16, 24, 32, 33, 40, 48, 56, 64, 96, 128, 192, 256, 384, 512, 1024, 2048}) {
       if (g_timing_only && B > 64) break;  // the batch sizes where the small-B kernels matter
       Timing t{B, 0, 0, 0, 0};
       t.fwd = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
@@ -426,12 +430,12 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
         // Each GEMM alone: forward with each implementation; backward with one GEMM varied
         // and the other on mma.sync.
         const KernelChoice saved = g_choice;
-        const GemmFamily fams[4] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide,
-                                    GemmFamily::wgmma_swapped};
-        for (int f = 0; f < 4; ++f) {
+        const GemmFamily fams[5] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide,
+                                    GemmFamily::wgmma_swapped, GemmFamily::wgmma_swapped_narrow};
+        for (int f = 0; f < 5; ++f) {
           g_choice = KernelChoice{fams[f], GemmFamily::mma_sync, GemmFamily::mma_sync};
           t.gemm_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
-          if (fams[f] == GemmFamily::wgmma_swapped) continue;  // forward only
+          if (f >= 3) continue;  // the swapped tilings are the forward's only
           g_choice = KernelChoice{GemmFamily::mma_sync, fams[f], GemmFamily::mma_sync};
           t.gemm_bwd_dt[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
         }
@@ -753,7 +757,7 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     const KernelChoice saved = g_choice;
     // each family (forward / grad_temb / grad_weight) compared with all-mma.sync
     constexpr int kFams = sizeof(kBf16Families) / sizeof(kBf16Families[0]);
-    for (int B : {1, 3, 64, 127, 128, 129, 255, 256, 257, 1024, 2048}) {
+    for (int B : {1, 3, 9, 32, 33, 64, 65, 127, 128, 129, 255, 256, 257, 1024, 2048}) {
       std::array<std::vector<unsigned char>, 4> out[kFams];
       for (int f = 0; f < kFams; ++f) {
         g_choice = kBf16Families[f].choice;
@@ -926,7 +930,7 @@ int main(int argc, char** argv) {
         }
       }
       if (!known) {
-        std::fprintf(stderr, "kernel_check: --gemms takes mma, narrow, wide, swapped or automatic, not '%s'\n", argv[i]);
+        std::fprintf(stderr, "kernel_check: --gemms takes mma, narrow, wide, swapped, swapped-narrow or automatic, not '%s'\n", argv[i]);
         return 2;
       }
     }
@@ -944,11 +948,12 @@ int main(int argc, char** argv) {
       std::printf("%-5s %6d | %10.4f %10.4f | %10.4f %10.4f\n", tv == &t16 ? "bf16" : "fp32", t.B,
                   t.fwd, t.fwdbwd, t.cub_fwd, t.cub_fwdbwd);
   if (g_compare) {
-    std::printf("\nbf16 per GEMM (ms, median of 25): fwd with mma / narrow / wide / swapped; bwd with d_temb "
-                "mma / narrow / wide (grad_w mma); bwd with grad_w wgmma cooperative / ping-pong (d_temb mma)\n");
+    std::printf("\nbf16 per GEMM (ms, median of 25): fwd with mma / narrow / wide / swapped / swapped 64-row; bwd "
+                "with d_temb mma / narrow / wide (grad_w mma); bwd with grad_w wgmma cooperative / ping-pong (d_temb "
+                "mma)\n");
     for (const auto& t : t16)
-      std::printf("B %5d | fwd %8.4f %8.4f %8.4f %8.4f | bwd dt %8.4f %8.4f %8.4f | bwd gw coop %8.4f pp %8.4f\n",
-                  t.B, t.gemm_fwd[0], t.gemm_fwd[1], t.gemm_fwd[2], t.gemm_fwd[3], t.gemm_bwd_dt[0],
+      std::printf("B %5d | fwd %8.4f %8.4f %8.4f %8.4f %8.4f | bwd dt %8.4f %8.4f %8.4f | bwd gw coop %8.4f pp %8.4f\n",
+                  t.B, t.gemm_fwd[0], t.gemm_fwd[1], t.gemm_fwd[2], t.gemm_fwd[3], t.gemm_fwd[4], t.gemm_bwd_dt[0],
                   t.gemm_bwd_dt[1], t.gemm_bwd_dt[2], t.gemm_bwd_gw, t.gemm_bwd_gw_pp);
   }
   if (g_compare) {
