@@ -30,10 +30,9 @@ constexpr int K = 3072;
 constexpr int N = 18432;
 constexpr int BMAX = 2048;
 constexpr int kSets = 3;
-// --gemms mma|narrow|wide|swapped|swapped-narrow|automatic forces the bf16 GEMM family for every check;
-// --compare-gemms compares
-// the implementations byte for byte and times each (bf16 GEMM families; fp32 tiled and
-// streaming kernels).
+// --gemms mma|narrow|wide|swapped|swapped-narrow|automatic forces the bf16 GEMM family for every
+// check; --compare-gemms compares the implementations byte for byte and times each (bf16 GEMM
+// families; fp32 tiled and streaming kernels).
 KernelChoice g_choice{};
 // The bf16 GEMM families (forward, grad_temb, grad_weight) by their --gemms name; --compare-gemms
 // compares each but the first, and the automatic choice, with the first.
