@@ -26,15 +26,9 @@
 #include <cuda_runtime.h>
 
 #include "experiment_common.cuh"
+#include "int8_gemm.cuh"
 
 namespace {
-
-void ckb(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) {
-    std::printf("%s failed: cuBLAS status %d\n", what, static_cast<int>(s));
-    std::exit(1);
-  }
-}
 
 __global__ void fill_digits(std::int8_t* p, size_t n, unsigned seed) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
@@ -53,14 +47,6 @@ __global__ void fill_float(float* p, size_t n, unsigned seed) {
     h *= 0x5bd1e995u;
     p[i] = float(h & 0xffff) / 65536.0f - 0.5f;
   }
-}
-
-// C[m, n] (column-major, ldc = M) = sum_k A[k, m] B[k, n]: both operands K-contiguous ("TN").
-void gemm_s8(cublasHandle_t h, int M, int N, int K, const std::int8_t* A, const std::int8_t* B, std::int32_t* C) {
-  const std::int32_t one = 1, zero = 0;
-  ckb(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, M, N, K, &one, A, CUDA_R_8I, K, B, CUDA_R_8I, K, &zero, C,
-                   CUDA_R_32I, M, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT),
-      "cublasGemmEx int8");
 }
 
 void gemm_f32(cublasHandle_t h, int M, int N, int K, const float* A, const float* B, float* C) {
@@ -109,7 +95,7 @@ int main() {
   std::printf("INT8 x INT8 -> INT32 (CUBLAS_COMPUTE_32I) against FP32 (CUBLAS_COMPUTE_32F, TF32 off), cuBLAS, "
               "median of 10 after 3 warm-ups\n");
   for (const Shape& s : shapes) {
-    gemm_s8(h, s.M, s.N, s.K, A, B, C);
+    gemm_s8(h, s.M, s.N, s.K, A, s.K, B, s.K, C);
     CK(cudaDeviceSynchronize());
     std::vector<std::int32_t> hc(size_t(s.M) * s.N);
     CK(cudaMemcpy(hc.data(), C, hc.size() * 4, cudaMemcpyDeviceToHost));
@@ -121,7 +107,7 @@ int main() {
       wrong += ref != hc[size_t(n) * s.M + m];
     }
     failures += wrong;
-    const double t8 = median_ms(3, 10, [&](int) { gemm_s8(h, s.M, s.N, s.K, A, B, C); });
+    const double t8 = median_ms(3, 10, [&](int) { gemm_s8(h, s.M, s.N, s.K, A, s.K, B, s.K, C); });
     const double t32 = median_ms(3, 10, [&](int) { gemm_f32(h, s.M, s.N, s.K, Af, Bf, Cf); });
     total_s8 += t8;
     total_f32 += t32;
@@ -135,11 +121,11 @@ int main() {
 
   // Batch invariance by exactness: row 0 of the forward's output (column 0 of C) at several N.
   std::vector<std::int32_t> col0_ref(18432), col0(18432);
-  gemm_s8(h, 18432, 2048, 3072, A, B, C);
+  gemm_s8(h, 18432, 2048, 3072, A, 3072, B, 3072, C);
   CK(cudaMemcpy(col0_ref.data(), C, 18432 * 4, cudaMemcpyDeviceToHost));
   for (int n : {1, 3, 64}) {
     CK(cudaMemset(C, 0xFF, size_t(18432) * n * 4));  // poison
-    gemm_s8(h, 18432, n, 3072, A, B, C);
+    gemm_s8(h, 18432, n, 3072, A, 3072, B, 3072, C);
     CK(cudaMemcpy(col0.data(), C, 18432 * 4, cudaMemcpyDeviceToHost));
     const bool same = std::memcmp(col0.data(), col0_ref.data(), 18432 * 4) == 0;
     failures += !same;
