@@ -1,5 +1,5 @@
 // cuBLAS INT8 x INT8 -> INT32 GEMMs for the exact-digit experiments (int8_gemm_rate.cu,
-// fp32_digits_forward.cu; docs/notes/fp32-on-tensor-cores.md). Header-only so each experiment
+// fp32_digits_check.cu; docs/notes/fp32-on-tensor-cores.md). Header-only so each experiment
 // still builds alone with one nvcc command.
 #pragma once
 

@@ -1,0 +1,424 @@
+// The FP32 operator under the exact-digit contract that docs/notes/fp32-on-tensor-cores.md
+// proposes, end to end on the GPU with cuBLAS's INT8 GEMMs: forward, d_temb and grad_weight.
+// Development harness, not part of the operator. Measures whether that design can reach issue 5's
+// FP32 target at B = 2048 (forward + backward <= 0.5x cuBLAS FP32), and what it costs at B = 1.
+//
+// The contract evaluated here, for each of the three products C[m, c] = sum_r X[m, r] Y[c, r]
+// (forward: X = W, Y = s, r = k; d_temb: X = W^T, Y = dy, r = n, all 18432 at once; grad_weight:
+// X = s^T, Y = dy^T, r = b):
+//   - each operand row over the reduction (a row of s, W or dy, a column of W, s or dy) gets a
+//     power-of-two scale 2^e with every |x| of it below 2^e (e = 0 for an all-zero one);
+//   - x is rounded to nearest as the 30-bit fixed-point integer q = rint(x * 2^(30 - e)) and cut
+//     into four balanced base-256 digits, q = d0 * 2^24 + d1 * 2^16 + d2 * 2^8 + d3, each digit
+//     in [-128, 127] (d0 in [-64, 64]);
+//   - the ten digit products of weight i + j <= 3 are summed over r exactly, as four diagonal
+//     integers D_t = sum_r sum_{i + j = t} x_i[r] y_j[r] (|D_t| < 2^31 for r up to 18432: INT32
+//     holds them);
+//   - C = 2^(ex + ey - 12) * (((D_0 + D_1 2^-8) + D_2 2^-16) + D_3 2^-24), the adds in FP64 in
+//     that order (the scalings are exact); then y = round_fp32(C + bias), grad_temb =
+//     round_fp32(round_fp32(C) * silu'(temb)) (silu' in FP32), grad_weight = round_fp32(C).
+// Each D_t is one INT8 GEMM with the digit planes concatenated along r: X's planes stored
+// [d0 d1 d2 d3] per row, Y's [d3 d2 d1 d0], so D_t pairs the first (t + 1) R of X's row with the
+// last (t + 1) R of Y's. Being exact, D_t's bytes cannot depend on the kernel cuBLAS picks for a
+// batch size: batch invariance by exactness, checked below on row 0 at B = 1 against B = 2048.
+//
+// Prints, per product: accuracy over every output against an FP64 GEMM of the same FP32 operands
+// (in units of the FP32 gate |x - ref| <= 1e-4 + 1e-4 |ref|; cuBLAS FP32 alongside), and median
+// times of each step at B = 2048 and B = 1 against cuBLAS FP32 (TF32 off) on the same GEMM.
+//
+// Build (sm_90a, from the repository root):
+//   Q=backends/cuda/model_specific/qwenimage
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I $Q $Q/dev/fp32_digits_check.cu -lcublas -o fp32_digits_check
+// Run: LD_LIBRARY_PATH=/usr/local/cuda/lib64 ./fp32_digits_check
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "experiment_common.cuh"
+#include "int8_gemm.cuh"
+
+namespace {
+
+constexpr int K = 3072;
+constexpr int N = 18432;
+constexpr int BMAX = 2048;
+constexpr int kDigits = 4;
+constexpr int kThreads = 256;
+
+__device__ float uniform(std::size_t i, unsigned seed) {  // in [-0.5, 0.5), never zero
+  unsigned h = unsigned(i) * 2654435761u ^ seed;
+  h ^= h >> 13;
+  h *= 0x5bd1e995u;
+  h ^= h >> 15;
+  return (float(h >> 8) + 0.5f) / 16777216.0f - 0.5f;
+}
+
+#define GRID_STRIDE(i, n) \
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < (n); i += std::size_t(gridDim.x) * blockDim.x)
+
+// Uniform values with standard deviation `sd`.
+__global__ void fill_uniform(float* p, std::size_t n, float sd, unsigned seed) {
+  GRID_STRIDE(i, n) p[i] = uniform(i, seed) * sd * 3.4641016f;
+}
+__global__ void silu(const float* x, float* s, std::size_t n) {
+  GRID_STRIDE(i, n) s[i] = x[i] / (1.0f + expf(-x[i]));
+}
+__global__ void to_double(const float* x, double* y, std::size_t n) {
+  GRID_STRIDE(i, n) y[i] = x[i];
+}
+
+// q and its four balanced digits, most significant first.
+__device__ void digits_of(float x, int e, std::int8_t (&d)[kDigits]) {
+  int q = static_cast<int>(llrint(ldexp(static_cast<double>(x), 30 - e)));  // exact scaling, one rounding
+  for (int i = kDigits - 1; i > 0; --i) {  // the low byte as a signed value, then carry
+    d[i] = static_cast<std::int8_t>(q & 0xff);
+    q = (q - d[i]) >> 8;
+  }
+  d[0] = static_cast<std::int8_t>(q);  // |q| <= 64 here
+}
+__device__ int exponent_above(float max_abs) { return max_abs > 0.0f ? ilogbf(max_abs) + 1 : 0; }
+
+// Rows of length `len` (contiguous, the reduction): one block per row, its scale exponent and its
+// digit planes [row][plane][len], planes in the order d0 .. d3 or (`reversed`) d3 .. d0.
+template <bool reversed>
+__global__ void __launch_bounds__(kThreads) cut_rows(const float* x, int len, std::int8_t* planes, int* exps) {
+  __shared__ float warp_max[kThreads / 32];
+  const float* row = x + std::size_t(blockIdx.x) * len;
+  float m = 0.0f;
+  for (int r = threadIdx.x; r < len; r += kThreads) m = fmaxf(m, fabsf(row[r]));
+  for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = m;
+  __syncthreads();
+  m = 0.0f;
+  for (int w = 0; w < kThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
+  const int e = exponent_above(m);
+  if (threadIdx.x == 0) exps[blockIdx.x] = e;
+  std::int8_t* out = planes + std::size_t(blockIdx.x) * kDigits * len;
+  for (int r = threadIdx.x; r < len; r += kThreads) {
+    std::int8_t d[kDigits];
+    digits_of(row[r], e, d);
+    for (int i = 0; i < kDigits; ++i) out[std::size_t(reversed ? kDigits - 1 - i : i) * len + r] = d[i];
+  }
+}
+
+// Columns of a row-major [rows][cols] matrix whose rows are the reduction: the largest |x| per
+// column (as float bits, non-negative, so integer max is float max; max is exact in any order).
+__global__ void column_max(const float* x, int rows, int cols, unsigned* max_bits) {
+  const int c = blockIdx.x * 32 + threadIdx.x;
+  float m = 0.0f;
+  for (int r = blockIdx.y * blockDim.y + threadIdx.y; r < rows; r += gridDim.y * blockDim.y)
+    m = fmaxf(m, fabsf(x[std::size_t(r) * cols + c]));
+  atomicMax(max_bits + c, __float_as_uint(m));
+}
+__global__ void exponents_of(const unsigned* max_bits, int n, int* exps) {
+  GRID_STRIDE(i, std::size_t(n)) exps[i] = exponent_above(__uint_as_float(max_bits[i]));
+}
+// The same columns cut into planes [col][plane][rows] through a 32 x 32 tile in shared memory
+// (read along columns, written along rows).
+template <bool reversed>
+__global__ void cut_cols(const float* x, int rows, int cols, const int* exps, std::int8_t* planes) {
+  __shared__ float tile[32][33];
+  const int c0 = blockIdx.x * 32, r0 = blockIdx.y * 32;
+  for (int i = threadIdx.y; i < 32; i += blockDim.y)
+    tile[i][threadIdx.x] = r0 + i < rows ? x[std::size_t(r0 + i) * cols + c0 + threadIdx.x] : 0.0f;
+  __syncthreads();
+  for (int i = threadIdx.y; i < 32; i += blockDim.y) {  // column c0 + i, row r0 + threadIdx.x
+    const int r = r0 + threadIdx.x;
+    if (r >= rows) continue;
+    std::int8_t d[kDigits];
+    digits_of(tile[threadIdx.x][i], exps[c0 + i], d);
+    std::int8_t* out = planes + std::size_t(c0 + i) * kDigits * rows;
+    for (int p = 0; p < kDigits; ++p) out[std::size_t(reversed ? kDigits - 1 - p : p) * rows + r] = d[p];
+  }
+}
+
+// Exponents and digit planes of one operand of a product.
+struct Digits {
+  std::int8_t* planes;
+  int* exps;
+  unsigned* max_bits;  // columns only
+};
+
+void cut_operand_rows(const float* x, int rows, int len, bool reversed, const Digits& d) {
+  if (reversed)
+    cut_rows<true><<<rows, kThreads>>>(x, len, d.planes, d.exps);
+  else
+    cut_rows<false><<<rows, kThreads>>>(x, len, d.planes, d.exps);
+}
+void cut_operand_cols(const float* x, int rows, int cols, bool reversed, const Digits& d) {
+  CK(cudaMemsetAsync(d.max_bits, 0, std::size_t(cols) * 4));
+  column_max<<<dim3(cols / 32, std::min(64, (rows + 7) / 8)), dim3(32, 8)>>>(x, rows, cols, d.max_bits);
+  exponents_of<<<(cols + 255) / 256, 256>>>(d.max_bits, cols, d.exps);
+  const dim3 grid(cols / 32, (rows + 31) / 32), block(32, 8);
+  if (reversed)
+    cut_cols<true><<<grid, block>>>(x, rows, cols, d.exps, d.planes);
+  else
+    cut_cols<false><<<grid, block>>>(x, rows, cols, d.exps, d.planes);
+}
+
+// The four diagonal GEMMs: D_t[m + c * M] (column-major M x Cn) over reduction length R.
+void diagonal_gemms(cublasHandle_t h, int M, int Cn, int R, const Digits& x, const Digits& y, std::int32_t* diag) {
+  const std::size_t plane = std::size_t(M) * Cn;
+  for (int t = 0; t < kDigits; ++t)  // X's planes 0 .. t against Y's planes 3 - t .. 3 (digits t .. 0)
+    gemm_s8(h, M, Cn, (t + 1) * R, x.planes, kDigits * R, y.planes + std::size_t(kDigits - 1 - t) * R, kDigits * R,
+            diag + t * plane);
+}
+
+enum class Epilogue { bias, silu_grad, plain };
+
+// out[c * M + m] from the diagonals (the GEMMs' column-major layout): + bias[m] (forward), times
+// silu'(temb[c * M + m]) (d_temb), or as it is (grad_weight).
+template <Epilogue ep>
+__global__ void combine(const std::int32_t* diag, int M, int Cn, const int* ex, const int* ey, const float* extra,
+                        float* out) {
+  const std::size_t plane = std::size_t(M) * Cn;
+  GRID_STRIDE(i, plane) {
+    const int m = int(i % M), c = int(i / M);
+    double acc = diag[i];
+    acc += ldexp(static_cast<double>(diag[plane + i]), -8);
+    acc += ldexp(static_cast<double>(diag[2 * plane + i]), -16);
+    acc += ldexp(static_cast<double>(diag[3 * plane + i]), -24);
+    acc = ldexp(acc, ex[m] + ey[c] - 12);
+    if constexpr (ep == Epilogue::bias) {
+      out[i] = static_cast<float>(acc + static_cast<double>(extra[m]));
+    } else if constexpr (ep == Epilogue::silu_grad) {
+      const float x = extra[i], sg = 1.0f / (1.0f + expf(-x));
+      out[i] = static_cast<float>(acc) * (sg * (1.0f + x * (1.0f - sg)));
+    } else {
+      out[i] = static_cast<float>(acc);
+    }
+  }
+}
+
+// Largest |x - ref| / (1e-4 + 1e-4 |ref|) (bits of a non-negative float, compared as integers)
+// and how many exceed 1 (a NaN counts).
+__global__ void gate_ratio(const float* x, const double* ref, std::size_t n, unsigned* max_bits,
+                           unsigned long long* over) {
+  GRID_STRIDE(i, n) {
+    const float r = static_cast<float>(fabs(x[i] - ref[i]) / (1e-4 + 1e-4 * fabs(ref[i])));
+    atomicMax(max_bits, __float_as_uint(r));
+    if (!(r <= 1.0f)) atomicAdd(over, 1ull);
+  }
+}
+// The FP64 references' epilogues (the oracle: the same function in FP64 of the same FP32 inputs).
+__global__ void ref_bias(double* y, const float* bias, std::size_t n) {
+  GRID_STRIDE(i, n) y[i] += bias[i % N];
+}
+__global__ void ref_silu_grad(double* g, const float* temb, std::size_t n) {
+  GRID_STRIDE(i, n) {
+    const double x = temb[i], sg = 1.0 / (1.0 + exp(-x));
+    g[i] *= sg * (1.0 + x * (1.0 - sg));
+  }
+}
+// cuBLAS FP32's epilogues, for calibration.
+__global__ void f32_bias(float* y, const float* bias, std::size_t n) {
+  GRID_STRIDE(i, n) y[i] += bias[i % N];
+}
+__global__ void f32_silu_grad(float* g, const float* temb, std::size_t n) {
+  GRID_STRIDE(i, n) {
+    const float x = temb[i], sg = 1.0f / (1.0f + expf(-x));
+    g[i] *= sg * (1.0f + x * (1.0f - sg));
+  }
+}
+
+struct Tensors {
+  float *temb, *s, *w, *bias, *dy;
+  float *y, *gt, *gw;  // outputs
+  Digits s_rows, w_rows, dy_rows, w_cols, dy_cols, s_cols;
+  std::int32_t* diag;
+};
+
+// The three products under the contract for B rows.
+void forward(cublasHandle_t h, const Tensors& t, int B) {
+  cut_operand_rows(t.w, N, K, false, t.w_rows);
+  cut_operand_rows(t.s, B, K, true, t.s_rows);
+  diagonal_gemms(h, N, B, K, t.w_rows, t.s_rows, t.diag);
+  combine<Epilogue::bias><<<1024, 256>>>(t.diag, N, B, t.w_rows.exps, t.s_rows.exps, t.bias, t.y);
+}
+void d_temb(cublasHandle_t h, const Tensors& t, int B) {
+  cut_operand_cols(t.w, N, K, false, t.w_cols);
+  cut_operand_rows(t.dy, B, N, true, t.dy_rows);
+  diagonal_gemms(h, K, B, N, t.w_cols, t.dy_rows, t.diag);
+  combine<Epilogue::silu_grad><<<1024, 256>>>(t.diag, K, B, t.w_cols.exps, t.dy_rows.exps, t.temb, t.gt);
+}
+void grad_weight(cublasHandle_t h, const Tensors& t, int B) {
+  cut_operand_cols(t.s, B, K, false, t.s_cols);
+  cut_operand_cols(t.dy, B, N, true, t.dy_cols);
+  diagonal_gemms(h, K, N, B, t.s_cols, t.dy_cols, t.diag);
+  combine<Epilogue::plain><<<1024, 256>>>(t.diag, K, N, t.s_cols.exps, t.dy_cols.exps, nullptr, t.gw);
+}
+
+// cuBLAS FP32 and FP64 on the same products: C (column-major M x Cn) = op_x(X) op_y(Y) with X
+// and Y column-major as cuBLAS sees them (forward: T, N; d_temb: N, N; grad_weight: N, T).
+void sgemm(cublasHandle_t h, cublasOperation_t op_x, cublasOperation_t op_y, int M, int Cn, int R, const float* x,
+           int ldx, const float* y, int ldy, float* c) {
+  const float one = 1.0f, zero = 0.0f;
+  ckb(cublasSgemm(h, op_x, op_y, M, Cn, R, &one, x, ldx, y, ldy, &zero, c, M), "cublasSgemm");
+}
+void dgemm(cublasHandle_t h, cublasOperation_t op_x, cublasOperation_t op_y, int M, int Cn, int R, const double* x,
+           int ldx, const double* y, int ldy, double* c) {
+  const double one = 1.0, zero = 0.0;
+  ckb(cublasDgemm(h, op_x, op_y, M, Cn, R, &one, x, ldx, y, ldy, &zero, c, M), "cublasDgemm");
+}
+constexpr cublasOperation_t T = CUBLAS_OP_T, NT = CUBLAS_OP_N;
+
+Digits alloc_digits(std::size_t elems, int exps) {
+  Digits d{};
+  CK(cudaMalloc(&d.planes, elems * kDigits));
+  CK(cudaMalloc(&d.exps, std::size_t(exps) * 4));
+  CK(cudaMalloc(&d.max_bits, std::size_t(exps) * 4));
+  return d;
+}
+
+}  // namespace
+
+int main() {
+  cublasHandle_t h;
+  ckb(cublasCreate(&h), "cublasCreate");
+  ckb(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // no TF32 for FP32
+  const std::size_t nt = std::size_t(BMAX) * K, nw = std::size_t(N) * K, ny = std::size_t(BMAX) * N;
+  Tensors t{};
+  for (float** p : {&t.temb, &t.s}) CK(cudaMalloc(p, nt * 4));
+  CK(cudaMalloc(&t.w, nw * 4));
+  CK(cudaMalloc(&t.bias, N * 4));
+  CK(cudaMalloc(&t.dy, ny * 4));
+  CK(cudaMalloc(&t.y, ny * 4));
+  CK(cudaMalloc(&t.gt, nt * 4));
+  CK(cudaMalloc(&t.gw, nw * 4));
+  t.s_rows = alloc_digits(nt, BMAX);
+  t.w_rows = alloc_digits(nw, N);
+  t.dy_rows = alloc_digits(ny, BMAX);
+  t.w_cols = alloc_digits(nw, K);
+  t.dy_cols = alloc_digits(ny, N);
+  t.s_cols = alloc_digits(nt, K);
+  CK(cudaMalloc(&t.diag, nw * kDigits * 4));  // the largest product: grad_weight's N x K
+  // The conformance distributions: temb std 2, W and bias std 0.02, grad_out std 1.
+  fill_uniform<<<1024, 256>>>(t.temb, nt, 2.0f, 101);
+  fill_uniform<<<1024, 256>>>(t.w, nw, 0.02f, 102);
+  fill_uniform<<<64, 256>>>(t.bias, N, 0.02f, 103);
+  fill_uniform<<<1024, 256>>>(t.dy, ny, 1.0f, 104);
+  silu<<<1024, 256>>>(t.temb, t.s, nt);
+  CK(cudaDeviceSynchronize());
+
+  // FP64 references of the same FP32 inputs.
+  double *sd, *wd, *dyd, *ref;
+  CK(cudaMalloc(&sd, nt * 8));
+  CK(cudaMalloc(&wd, nw * 8));
+  CK(cudaMalloc(&dyd, ny * 8));
+  CK(cudaMalloc(&ref, nw * 8));
+  to_double<<<1024, 256>>>(t.s, sd, nt);
+  to_double<<<1024, 256>>>(t.w, wd, nw);
+  to_double<<<1024, 256>>>(t.dy, dyd, ny);
+  float* f32;
+  CK(cudaMalloc(&f32, nw * 4));
+  unsigned* max_bits;
+  unsigned long long* over;
+  CK(cudaMalloc(&max_bits, 4));
+  CK(cudaMalloc(&over, 8));
+  int failures = 0;
+  auto gate = [&](const float* x, std::size_t n, const char* product, const char* what) {
+    CK(cudaMemset(max_bits, 0, 4));
+    CK(cudaMemset(over, 0, 8));
+    gate_ratio<<<1024, 256>>>(x, ref, n, max_bits, over);
+    unsigned bits;
+    unsigned long long n_over;
+    CK(cudaMemcpy(&bits, max_bits, 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&n_over, over, 8, cudaMemcpyDeviceToHost));
+    float ratio;
+    std::memcpy(&ratio, &bits, 4);
+    std::printf("%-11s %-32s max |x - ref| / (1e-4 + 1e-4 |ref|) = %.4g over %zu outputs, %llu over the gate\n", product,
+                what, ratio, n, n_over);
+    return n_over;
+  };
+  const char* kDigitsName = "digits (4, 10 products):";
+  const char* kF32Name = "cuBLAS FP32 (calibration):";
+  std::printf("accuracy at B = %d against FP64 GEMMs of the same FP32 inputs\n", BMAX);
+  // forward: C = W s^T (M = n, columns b, r = k)
+  dgemm(h, T, NT, N, BMAX, K, wd, K, sd, K, ref);
+  ref_bias<<<1024, 256>>>(ref, t.bias, ny);
+  CK(cudaMemset(t.y, 0xFF, ny * 4));  // poison: NaN where nothing was written
+  forward(h, t, BMAX);
+  failures += gate(t.y, ny, "forward", kDigitsName) != 0;
+  sgemm(h, T, NT, N, BMAX, K, t.w, K, t.s, K, f32);
+  f32_bias<<<1024, 256>>>(f32, t.bias, ny);
+  gate(f32, ny, "forward", kF32Name);
+  // d_temb: C = W^T dy^T (M = k, columns b, r = n)
+  dgemm(h, NT, NT, K, BMAX, N, wd, K, dyd, N, ref);
+  ref_silu_grad<<<1024, 256>>>(ref, t.temb, nt);
+  CK(cudaMemset(t.gt, 0xFF, nt * 4));
+  d_temb(h, t, BMAX);
+  failures += gate(t.gt, nt, "d_temb", kDigitsName) != 0;
+  sgemm(h, NT, NT, K, BMAX, N, t.w, K, t.dy, N, f32);
+  f32_silu_grad<<<1024, 256>>>(f32, t.temb, nt);
+  gate(f32, nt, "d_temb", kF32Name);
+  // grad_weight: C = s^T dy (M = k, columns n, r = b)
+  dgemm(h, NT, T, K, N, BMAX, sd, K, dyd, N, ref);
+  CK(cudaMemset(t.gw, 0xFF, nw * 4));
+  grad_weight(h, t, BMAX);
+  failures += gate(t.gw, nw, "grad_weight", kDigitsName) != 0;
+  sgemm(h, NT, T, K, N, BMAX, t.s, K, t.dy, N, f32);
+  gate(f32, nw, "grad_weight", kF32Name);
+
+  // Batch invariance by exactness: row 0 of y and grad_temb alone.
+  {
+    std::vector<float> full(N), one(N);
+    forward(h, t, BMAX);
+    CK(cudaMemcpy(full.data(), t.y, N * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemset(t.y, 0xFF, ny * 4));
+    forward(h, t, 1);
+    CK(cudaMemcpy(one.data(), t.y, N * 4, cudaMemcpyDeviceToHost));
+    const bool y_same = std::memcmp(one.data(), full.data(), N * 4) == 0;
+    d_temb(h, t, BMAX);
+    CK(cudaMemcpy(full.data(), t.gt, K * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemset(t.gt, 0xFF, nt * 4));
+    d_temb(h, t, 1);
+    CK(cudaMemcpy(one.data(), t.gt, K * 4, cudaMemcpyDeviceToHost));
+    const bool gt_same = std::memcmp(one.data(), full.data(), K * 4) == 0;
+    failures += !y_same + !gt_same;
+    std::printf("row 0 at B = 1 against B = %d: y bytes %s, grad_temb bytes %s\n", BMAX, y_same ? "equal" : "DIFFER",
+                gt_same ? "equal" : "DIFFER");
+  }
+
+  // Times (median of 10 after 3 warm-ups; each product whole, then its steps).
+  for (int B : {BMAX, 1}) {
+    const auto ms = [](auto&& f) { return median_ms(3, 10, [&](int) { f(); }); };
+    const double f_all = ms([&] { forward(h, t, B); });
+    const double f_cut = ms([&] {
+      cut_operand_rows(t.w, N, K, false, t.w_rows);
+      cut_operand_rows(t.s, B, K, true, t.s_rows);
+    });
+    const double f_gemm = ms([&] { diagonal_gemms(h, N, B, K, t.w_rows, t.s_rows, t.diag); });
+    const double f_ref = ms([&] { sgemm(h, T, NT, N, B, K, t.w, K, t.s, K, f32); });
+    const double d_all = ms([&] { d_temb(h, t, B); });
+    const double d_cut = ms([&] {
+      cut_operand_cols(t.w, N, K, false, t.w_cols);
+      cut_operand_rows(t.dy, B, N, true, t.dy_rows);
+    });
+    const double d_gemm = ms([&] { diagonal_gemms(h, K, B, N, t.w_cols, t.dy_rows, t.diag); });
+    const double d_ref = ms([&] { sgemm(h, NT, NT, K, B, N, t.w, K, t.dy, N, f32); });
+    // grad_weight reduces over the batch: at least 4 rows (cuBLAS's INT8 GEMMs want a reduction
+    // length that is a multiple of 4; at B = 1 this times B = 4).
+    const int Bg = std::max(B, 4);
+    const double g_all = ms([&] { grad_weight(h, t, Bg); });
+    const double g_cut = ms([&] {
+      cut_operand_cols(t.s, Bg, K, false, t.s_cols);
+      cut_operand_cols(t.dy, Bg, N, true, t.dy_cols);
+    });
+    const double g_gemm = ms([&] { diagonal_gemms(h, K, N, Bg, t.s_cols, t.dy_cols, t.diag); });
+    const double g_ref = ms([&] { sgemm(h, NT, T, K, N, Bg, t.s, K, t.dy, N, f32); });
+    std::printf("B = %d (ms): forward %.4f (cut %.4f, 4 INT8 GEMMs %.4f) | d_temb %.4f (cut %.4f, GEMMs %.4f) | "
+                "grad_weight (B = %d) %.4f (cut %.4f, GEMMs %.4f) | the three %.4f against cuBLAS FP32's GEMMs %.4f + "
+                "%.4f + %.4f = %.4f (%.2fx)\n",
+                B, f_all, f_cut, f_gemm, d_all, d_cut, d_gemm, Bg, g_all, g_cut, g_gemm, f_all + d_all + g_all, f_ref,
+                d_ref, g_ref, f_ref + d_ref + g_ref, (f_all + d_all + g_all) / (f_ref + d_ref + g_ref));
+  }
+  std::printf("failures: %d\n", failures);
+  cublasDestroy(h);
+  return failures == 0 ? 0 : 1;
+}
