@@ -50,14 +50,13 @@ struct Single {  // one consumer warpgroup on one tile (a 64-row M side)
 // (Tried and dropped, docs/notes/cuda-kernels.md: a 64-row ping-pong tile and a 64-row batch
 // tile with W's rows on M for forward and d_temb, each within 4% of these.)
 template <class LayoutA, class LayoutB, class ElementD, class LayoutD, class Fusion, class Tile,
-          class Schedule = Cooperative>
+          class Schedule = Cooperative, class EpilogueTile = cutlass::epilogue::collective::EpilogueTileAuto>
 struct GemmOf {
   static constexpr int kAlignAB = 8;
   static constexpr int kAlignD = 16 / static_cast<int>(sizeof(ElementD));
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Shape<_1, _1, _1>,
-      cutlass::epilogue::collective::EpilogueTileAuto, float, float, void, LayoutD, kAlignD,
-      ElementD, LayoutD, kAlignD, typename Schedule::Epilogue, Fusion>::CollectiveOp;
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Shape<_1, _1, _1>, EpilogueTile, float, float,
+      void, LayoutD, kAlignD, ElementD, LayoutD, kAlignD, typename Schedule::Epilogue, Fusion>::CollectiveOp;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, bf16, LayoutA, kAlignAB, bf16, LayoutB,
       kAlignAB, float, Tile, Shape<_1, _1, _1>,
@@ -103,7 +102,10 @@ using DTembWide = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Sh
 // Cooperative for large B; ping-pong (one warpgroup's epilogue under the other's MMAs) where
 // the reduction over B is short and the 113 MB of grad_weight stores dominate.
 using GradW = GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_128, _128, _64>>;
-using GradWPingpong = GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_128, _128, _64>, Pingpong>;
+// The ping-pong epilogue stores 64 x 128 sub-tiles: rows of 256 contiguous bytes of grad_weight,
+// where CUTLASS's automatic 64 x 32 sub-tiles write 64-byte pieces.
+using GradWPingpong =
+    GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_128, _128, _64>, Pingpong, Shape<_64, _128>>;
 
 // Sets a CuTe stride (modes M-or-N, K, L): the dynamic one of the first two modes gets `ld`, the
 // batch mode gets `batch`; the static unit stride stays.
