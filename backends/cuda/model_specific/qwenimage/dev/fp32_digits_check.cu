@@ -206,24 +206,17 @@ __global__ void gate_ratio(const float* x, const double* ref, std::size_t n, uns
     if (!(r <= 1.0f)) atomicAdd(over, 1ull);
   }
 }
-// The FP64 references' epilogues (the oracle: the same function in FP64 of the same FP32 inputs).
-__global__ void ref_bias(double* y, const float* bias, std::size_t n) {
+// The epilogues of the FP64 references (the oracle: the same function in FP64 of the same FP32
+// inputs) and of cuBLAS FP32 (for calibration), in T's arithmetic.
+template <class T>
+__global__ void add_bias(T* y, const float* bias, std::size_t n) {
   GRID_STRIDE(i, n) y[i] += bias[i % N];
 }
-__global__ void ref_silu_grad(double* g, const float* temb, std::size_t n) {
+template <class T>
+__global__ void times_silu_grad(T* g, const float* temb, std::size_t n) {
   GRID_STRIDE(i, n) {
-    const double x = temb[i], sg = 1.0 / (1.0 + exp(-x));
-    g[i] *= sg * (1.0 + x * (1.0 - sg));
-  }
-}
-// cuBLAS FP32's epilogues, for calibration.
-__global__ void f32_bias(float* y, const float* bias, std::size_t n) {
-  GRID_STRIDE(i, n) y[i] += bias[i % N];
-}
-__global__ void f32_silu_grad(float* g, const float* temb, std::size_t n) {
-  GRID_STRIDE(i, n) {
-    const float x = temb[i], sg = 1.0f / (1.0f + expf(-x));
-    g[i] *= sg * (1.0f + x * (1.0f - sg));
+    const T x = temb[i], sg = T(1) / (T(1) + exp(-x));
+    g[i] *= sg * (T(1) + x * (T(1) - sg));
   }
 }
 
@@ -234,23 +227,38 @@ struct Tensors {
   std::int32_t* diag;
 };
 
-// The three products under the contract for B rows.
-void forward(cublasHandle_t h, const Tensors& t, int B) {
+// The three products under the contract for B rows: each cuts its operands, runs its four
+// diagonal GEMMs and combines them.
+void cut_forward(const Tensors& t, int B) {
   cut_operand_rows(t.w, N, K, false, t.w_rows);
   cut_operand_rows(t.s, B, K, true, t.s_rows);
-  diagonal_gemms(h, N, B, K, t.w_rows, t.s_rows, t.diag);
+}
+void gemms_forward(cublasHandle_t h, const Tensors& t, int B) { diagonal_gemms(h, N, B, K, t.w_rows, t.s_rows, t.diag); }
+void forward(cublasHandle_t h, const Tensors& t, int B) {
+  cut_forward(t, B);
+  gemms_forward(h, t, B);
   combine<Epilogue::bias><<<1024, 256>>>(t.diag, N, B, t.w_rows.exps, t.s_rows.exps, t.bias, t.y);
 }
-void d_temb(cublasHandle_t h, const Tensors& t, int B) {
+void cut_d_temb(const Tensors& t, int B) {
   cut_operand_cols(t.w, N, K, false, t.w_cols);
   cut_operand_rows(t.dy, B, N, true, t.dy_rows);
-  diagonal_gemms(h, K, B, N, t.w_cols, t.dy_rows, t.diag);
+}
+void gemms_d_temb(cublasHandle_t h, const Tensors& t, int B) { diagonal_gemms(h, K, B, N, t.w_cols, t.dy_rows, t.diag); }
+void d_temb(cublasHandle_t h, const Tensors& t, int B) {
+  cut_d_temb(t, B);
+  gemms_d_temb(h, t, B);
   combine<Epilogue::silu_grad><<<1024, 256>>>(t.diag, K, B, t.w_cols.exps, t.dy_rows.exps, t.temb, t.gt);
 }
-void grad_weight(cublasHandle_t h, const Tensors& t, int B) {
+void cut_grad_weight(const Tensors& t, int B) {
   cut_operand_cols(t.s, B, K, false, t.s_cols);
   cut_operand_cols(t.dy, B, N, true, t.dy_cols);
+}
+void gemms_grad_weight(cublasHandle_t h, const Tensors& t, int B) {
   diagonal_gemms(h, K, N, B, t.s_cols, t.dy_cols, t.diag);
+}
+void grad_weight(cublasHandle_t h, const Tensors& t, int B) {
+  cut_grad_weight(t, B);
+  gemms_grad_weight(h, t, B);
   combine<Epilogue::plain><<<1024, 256>>>(t.diag, K, N, t.s_cols.exps, t.dy_cols.exps, nullptr, t.gw);
 }
 
@@ -336,34 +344,30 @@ int main() {
                 what, ratio, n, n_over);
     return n_over;
   };
-  const char* kDigitsName = "digits (4, 10 products):";
-  const char* kF32Name = "cuBLAS FP32 (calibration):";
+  // One product: its FP64 reference and cuBLAS FP32 (both through `epilogue`), and the digits.
+  auto check = [&](const char* product, cublasOperation_t op_x, cublasOperation_t op_y, int M, int Cn, int R,
+                   const double* xd, const float* x, int ldx, const double* yd, const float* y, int ldy, float* out,
+                   auto&& digits, auto&& epilogue) {
+    const std::size_t n = std::size_t(M) * Cn;
+    dgemm(h, op_x, op_y, M, Cn, R, xd, ldx, yd, ldy, ref);
+    epilogue(ref, n);
+    CK(cudaMemset(out, 0xFF, n * 4));  // poison: NaN where nothing was written
+    digits();
+    failures += gate(out, n, product, "digits (4, 10 products):") != 0;
+    sgemm(h, op_x, op_y, M, Cn, R, x, ldx, y, ldy, f32);
+    epilogue(f32, n);
+    gate(f32, n, product, "cuBLAS FP32 (calibration):");
+  };
   std::printf("accuracy at B = %d against FP64 GEMMs of the same FP32 inputs\n", BMAX);
   // forward: C = W s^T (M = n, columns b, r = k)
-  dgemm(h, T, NT, N, BMAX, K, wd, K, sd, K, ref);
-  ref_bias<<<1024, 256>>>(ref, t.bias, ny);
-  CK(cudaMemset(t.y, 0xFF, ny * 4));  // poison: NaN where nothing was written
-  forward(h, t, BMAX);
-  failures += gate(t.y, ny, "forward", kDigitsName) != 0;
-  sgemm(h, T, NT, N, BMAX, K, t.w, K, t.s, K, f32);
-  f32_bias<<<1024, 256>>>(f32, t.bias, ny);
-  gate(f32, ny, "forward", kF32Name);
+  check("forward", T, NT, N, BMAX, K, wd, t.w, K, sd, t.s, K, t.y, [&] { forward(h, t, BMAX); },
+        [&](auto* c, std::size_t n) { add_bias<<<1024, 256>>>(c, t.bias, n); });
   // d_temb: C = W^T dy^T (M = k, columns b, r = n)
-  dgemm(h, NT, NT, K, BMAX, N, wd, K, dyd, N, ref);
-  ref_silu_grad<<<1024, 256>>>(ref, t.temb, nt);
-  CK(cudaMemset(t.gt, 0xFF, nt * 4));
-  d_temb(h, t, BMAX);
-  failures += gate(t.gt, nt, "d_temb", kDigitsName) != 0;
-  sgemm(h, NT, NT, K, BMAX, N, t.w, K, t.dy, N, f32);
-  f32_silu_grad<<<1024, 256>>>(f32, t.temb, nt);
-  gate(f32, nt, "d_temb", kF32Name);
+  check("d_temb", NT, NT, K, BMAX, N, wd, t.w, K, dyd, t.dy, N, t.gt, [&] { d_temb(h, t, BMAX); },
+        [&](auto* c, std::size_t n) { times_silu_grad<<<1024, 256>>>(c, t.temb, n); });
   // grad_weight: C = s^T dy (M = k, columns n, r = b)
-  dgemm(h, NT, T, K, N, BMAX, sd, K, dyd, N, ref);
-  CK(cudaMemset(t.gw, 0xFF, nw * 4));
-  grad_weight(h, t, BMAX);
-  failures += gate(t.gw, nw, "grad_weight", kDigitsName) != 0;
-  sgemm(h, NT, T, K, N, BMAX, t.s, K, t.dy, N, f32);
-  gate(f32, nw, "grad_weight", kF32Name);
+  check("grad_weight", NT, T, K, N, BMAX, sd, t.s, K, dyd, t.dy, N, t.gw, [&] { grad_weight(h, t, BMAX); },
+        [](auto*, std::size_t) {});
 
   // Batch invariance by exactness: row 0 of y and grad_temb alone.
   {
@@ -385,38 +389,32 @@ int main() {
                 gt_same ? "equal" : "DIFFER");
   }
 
-  // Times (median of 10 after 3 warm-ups; each product whole, then its steps).
+  // Times (median of 10 after 3 warm-ups; each product whole, its cutting, its GEMMs, and cuBLAS
+  // FP32 on the same product).
+  struct Times {
+    double all, cut, gemms, cublas;
+  };
   for (int B : {BMAX, 1}) {
     const auto ms = [](auto&& f) { return median_ms(3, 10, [&](int) { f(); }); };
-    const double f_all = ms([&] { forward(h, t, B); });
-    const double f_cut = ms([&] {
-      cut_operand_rows(t.w, N, K, false, t.w_rows);
-      cut_operand_rows(t.s, B, K, true, t.s_rows);
-    });
-    const double f_gemm = ms([&] { diagonal_gemms(h, N, B, K, t.w_rows, t.s_rows, t.diag); });
-    const double f_ref = ms([&] { sgemm(h, T, NT, N, B, K, t.w, K, t.s, K, f32); });
-    const double d_all = ms([&] { d_temb(h, t, B); });
-    const double d_cut = ms([&] {
-      cut_operand_cols(t.w, N, K, false, t.w_cols);
-      cut_operand_rows(t.dy, B, N, true, t.dy_rows);
-    });
-    const double d_gemm = ms([&] { diagonal_gemms(h, K, B, N, t.w_cols, t.dy_rows, t.diag); });
-    const double d_ref = ms([&] { sgemm(h, NT, NT, K, B, N, t.w, K, t.dy, N, f32); });
+    const auto times = [&](auto product, auto cut, auto gemms, auto cublas, int rows) {
+      return Times{ms([&] { product(h, t, rows); }), ms([&] { cut(t, rows); }), ms([&] { gemms(h, t, rows); }),
+                   ms([&] { cublas(rows); })};
+    };
+    const Times f = times(forward, cut_forward, gemms_forward,
+                          [&](int rows) { sgemm(h, T, NT, N, rows, K, t.w, K, t.s, K, f32); }, B);
+    const Times d = times(d_temb, cut_d_temb, gemms_d_temb,
+                          [&](int rows) { sgemm(h, NT, NT, K, rows, N, t.w, K, t.dy, N, f32); }, B);
     // grad_weight reduces over the batch: at least 4 rows (cuBLAS's INT8 GEMMs want a reduction
     // length that is a multiple of 4; at B = 1 this times B = 4).
     const int Bg = std::max(B, 4);
-    const double g_all = ms([&] { grad_weight(h, t, Bg); });
-    const double g_cut = ms([&] {
-      cut_operand_cols(t.s, Bg, K, false, t.s_cols);
-      cut_operand_cols(t.dy, Bg, N, true, t.dy_cols);
-    });
-    const double g_gemm = ms([&] { diagonal_gemms(h, K, N, Bg, t.s_cols, t.dy_cols, t.diag); });
-    const double g_ref = ms([&] { sgemm(h, NT, T, K, N, Bg, t.s, K, t.dy, N, f32); });
+    const Times g = times(grad_weight, cut_grad_weight, gemms_grad_weight,
+                          [&](int rows) { sgemm(h, NT, T, K, N, rows, t.s, K, t.dy, N, f32); }, Bg);
+    const double all = f.all + d.all + g.all, cublas = f.cublas + d.cublas + g.cublas;
     std::printf("B = %d (ms): forward %.4f (cut %.4f, 4 INT8 GEMMs %.4f) | d_temb %.4f (cut %.4f, GEMMs %.4f) | "
                 "grad_weight (B = %d) %.4f (cut %.4f, GEMMs %.4f) | the three %.4f against cuBLAS FP32's GEMMs %.4f + "
                 "%.4f + %.4f = %.4f (%.2fx)\n",
-                B, f_all, f_cut, f_gemm, d_all, d_cut, d_gemm, Bg, g_all, g_cut, g_gemm, f_all + d_all + g_all, f_ref,
-                d_ref, g_ref, f_ref + d_ref + g_ref, (f_all + d_all + g_all) / (f_ref + d_ref + g_ref));
+                B, f.all, f.cut, f.gemms, d.all, d.cut, d.gemms, Bg, g.all, g.cut, g.gemms, all, f.cublas, d.cublas,
+                g.cublas, cublas, all / cublas);
   }
   std::printf("failures: %d\n", failures);
   cublasDestroy(h);
