@@ -229,37 +229,44 @@ struct Tensors {
 
 // The three products under the contract for B rows: each cuts its operands, runs its four
 // diagonal GEMMs and combines them.
-void cut_forward(const Tensors& t, int B) {
-  cut_operand_rows(t.w, N, K, false, t.w_rows);
-  cut_operand_rows(t.s, B, K, true, t.s_rows);
+enum class Product { forward, d_temb, grad_weight };
+void cut(const Tensors& t, Product p, int B) {
+  switch (p) {
+    case Product::forward:
+      cut_operand_rows(t.w, N, K, false, t.w_rows);
+      cut_operand_rows(t.s, B, K, true, t.s_rows);
+      break;
+    case Product::d_temb:
+      cut_operand_cols(t.w, N, K, false, t.w_cols);
+      cut_operand_rows(t.dy, B, N, true, t.dy_rows);
+      break;
+    case Product::grad_weight:
+      cut_operand_cols(t.s, B, K, false, t.s_cols);
+      cut_operand_cols(t.dy, B, N, true, t.dy_cols);
+      break;
+  }
 }
-void gemms_forward(cublasHandle_t h, const Tensors& t, int B) { diagonal_gemms(h, N, B, K, t.w_rows, t.s_rows, t.diag); }
-void forward(cublasHandle_t h, const Tensors& t, int B) {
-  cut_forward(t, B);
-  gemms_forward(h, t, B);
-  combine<Epilogue::bias><<<1024, 256>>>(t.diag, N, B, t.w_rows.exps, t.s_rows.exps, t.bias, t.y);
+void gemms(cublasHandle_t h, const Tensors& t, Product p, int B) {
+  switch (p) {
+    case Product::forward: diagonal_gemms(h, N, B, K, t.w_rows, t.s_rows, t.diag); break;
+    case Product::d_temb: diagonal_gemms(h, K, B, N, t.w_cols, t.dy_rows, t.diag); break;
+    case Product::grad_weight: diagonal_gemms(h, K, N, B, t.s_cols, t.dy_cols, t.diag); break;
+  }
 }
-void cut_d_temb(const Tensors& t, int B) {
-  cut_operand_cols(t.w, N, K, false, t.w_cols);
-  cut_operand_rows(t.dy, B, N, true, t.dy_rows);
-}
-void gemms_d_temb(cublasHandle_t h, const Tensors& t, int B) { diagonal_gemms(h, K, B, N, t.w_cols, t.dy_rows, t.diag); }
-void d_temb(cublasHandle_t h, const Tensors& t, int B) {
-  cut_d_temb(t, B);
-  gemms_d_temb(h, t, B);
-  combine<Epilogue::silu_grad><<<1024, 256>>>(t.diag, K, B, t.w_cols.exps, t.dy_rows.exps, t.temb, t.gt);
-}
-void cut_grad_weight(const Tensors& t, int B) {
-  cut_operand_cols(t.s, B, K, false, t.s_cols);
-  cut_operand_cols(t.dy, B, N, true, t.dy_cols);
-}
-void gemms_grad_weight(cublasHandle_t h, const Tensors& t, int B) {
-  diagonal_gemms(h, K, N, B, t.s_cols, t.dy_cols, t.diag);
-}
-void grad_weight(cublasHandle_t h, const Tensors& t, int B) {
-  cut_grad_weight(t, B);
-  gemms_grad_weight(h, t, B);
-  combine<Epilogue::plain><<<1024, 256>>>(t.diag, K, N, t.s_cols.exps, t.dy_cols.exps, nullptr, t.gw);
+void run(cublasHandle_t h, const Tensors& t, Product p, int B) {
+  cut(t, p, B);
+  gemms(h, t, p, B);
+  switch (p) {
+    case Product::forward:
+      combine<Epilogue::bias><<<1024, 256>>>(t.diag, N, B, t.w_rows.exps, t.s_rows.exps, t.bias, t.y);
+      break;
+    case Product::d_temb:
+      combine<Epilogue::silu_grad><<<1024, 256>>>(t.diag, K, B, t.w_cols.exps, t.dy_rows.exps, t.temb, t.gt);
+      break;
+    case Product::grad_weight:
+      combine<Epilogue::plain><<<1024, 256>>>(t.diag, K, N, t.s_cols.exps, t.dy_cols.exps, nullptr, t.gw);
+      break;
+  }
 }
 
 // cuBLAS FP32 and FP64 on the same products: C (column-major M x Cn) = op_x(X) op_y(Y) with X
@@ -360,34 +367,31 @@ int main() {
   };
   std::printf("accuracy at B = %d against FP64 GEMMs of the same FP32 inputs\n", BMAX);
   // forward: C = W s^T (M = n, columns b, r = k)
-  check("forward", T, NT, N, BMAX, K, wd, t.w, K, sd, t.s, K, t.y, [&] { forward(h, t, BMAX); },
+  check("forward", T, NT, N, BMAX, K, wd, t.w, K, sd, t.s, K, t.y, [&] { run(h, t, Product::forward, BMAX); },
         [&](auto* c, std::size_t n) { add_bias<<<1024, 256>>>(c, t.bias, n); });
   // d_temb: C = W^T dy^T (M = k, columns b, r = n)
-  check("d_temb", NT, NT, K, BMAX, N, wd, t.w, K, dyd, t.dy, N, t.gt, [&] { d_temb(h, t, BMAX); },
+  check("d_temb", NT, NT, K, BMAX, N, wd, t.w, K, dyd, t.dy, N, t.gt, [&] { run(h, t, Product::d_temb, BMAX); },
         [&](auto* c, std::size_t n) { times_silu_grad<<<1024, 256>>>(c, t.temb, n); });
   // grad_weight: C = s^T dy (M = k, columns n, r = b)
-  check("grad_weight", NT, T, K, N, BMAX, sd, t.s, K, dyd, t.dy, N, t.gw, [&] { grad_weight(h, t, BMAX); },
+  check("grad_weight", NT, T, K, N, BMAX, sd, t.s, K, dyd, t.dy, N, t.gw, [&] { run(h, t, Product::grad_weight, BMAX); },
         [](auto*, std::size_t) {});
 
-  // Batch invariance by exactness: row 0 of y and grad_temb alone.
-  {
-    std::vector<float> full(N), one(N);
-    forward(h, t, BMAX);
-    CK(cudaMemcpy(full.data(), t.y, N * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemset(t.y, 0xFF, ny * 4));
-    forward(h, t, 1);
-    CK(cudaMemcpy(one.data(), t.y, N * 4, cudaMemcpyDeviceToHost));
-    const bool y_same = std::memcmp(one.data(), full.data(), N * 4) == 0;
-    d_temb(h, t, BMAX);
-    CK(cudaMemcpy(full.data(), t.gt, K * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemset(t.gt, 0xFF, nt * 4));
-    d_temb(h, t, 1);
-    CK(cudaMemcpy(one.data(), t.gt, K * 4, cudaMemcpyDeviceToHost));
-    const bool gt_same = std::memcmp(one.data(), full.data(), K * 4) == 0;
-    failures += !y_same + !gt_same;
-    std::printf("row 0 at B = 1 against B = %d: y bytes %s, grad_temb bytes %s\n", BMAX, y_same ? "equal" : "DIFFER",
-                gt_same ? "equal" : "DIFFER");
-  }
+  // Batch invariance by exactness: row 0 of y and of grad_temb computed alone against the same
+  // row at B = 2048 (poisoned before the lone run).
+  const auto row0_alone_equal = [&](Product p, float* out, std::size_t out_elems, int row_elems) {
+    std::vector<float> full(row_elems), one(row_elems);
+    run(h, t, p, BMAX);
+    CK(cudaMemcpy(full.data(), out, row_elems * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemset(out, 0xFF, out_elems * 4));
+    run(h, t, p, 1);
+    CK(cudaMemcpy(one.data(), out, row_elems * 4, cudaMemcpyDeviceToHost));
+    return std::memcmp(one.data(), full.data(), row_elems * 4) == 0;
+  };
+  const bool y_same = row0_alone_equal(Product::forward, t.y, ny, N);
+  const bool gt_same = row0_alone_equal(Product::d_temb, t.gt, nt, K);
+  failures += !y_same + !gt_same;
+  std::printf("row 0 at B = 1 against B = %d: y bytes %s, grad_temb bytes %s\n", BMAX, y_same ? "equal" : "DIFFER",
+              gt_same ? "equal" : "DIFFER");
 
   // Times (median of 10 after 3 warm-ups; each product whole, its cutting, its GEMMs, and cuBLAS
   // FP32 on the same product).
@@ -396,19 +400,17 @@ int main() {
   };
   for (int B : {BMAX, 1}) {
     const auto ms = [](auto&& f) { return median_ms(3, 10, [&](int) { f(); }); };
-    const auto times = [&](auto product, auto cut, auto gemms, auto cublas, int rows) {
-      return Times{ms([&] { product(h, t, rows); }), ms([&] { cut(t, rows); }), ms([&] { gemms(h, t, rows); }),
+    const auto times = [&](Product p, auto cublas, int rows) {
+      return Times{ms([&] { run(h, t, p, rows); }), ms([&] { cut(t, p, rows); }), ms([&] { gemms(h, t, p, rows); }),
                    ms([&] { cublas(rows); })};
     };
-    const Times f = times(forward, cut_forward, gemms_forward,
-                          [&](int rows) { sgemm(h, T, NT, N, rows, K, t.w, K, t.s, K, f32); }, B);
-    const Times d = times(d_temb, cut_d_temb, gemms_d_temb,
-                          [&](int rows) { sgemm(h, NT, NT, K, rows, N, t.w, K, t.dy, N, f32); }, B);
+    const Times f = times(Product::forward, [&](int rows) { sgemm(h, T, NT, N, rows, K, t.w, K, t.s, K, f32); }, B);
+    const Times d = times(Product::d_temb, [&](int rows) { sgemm(h, NT, NT, K, rows, N, t.w, K, t.dy, N, f32); }, B);
     // grad_weight reduces over the batch: at least 4 rows (cuBLAS's INT8 GEMMs want a reduction
     // length that is a multiple of 4; at B = 1 this times B = 4).
     const int Bg = std::max(B, 4);
-    const Times g = times(grad_weight, cut_grad_weight, gemms_grad_weight,
-                          [&](int rows) { sgemm(h, NT, T, K, N, rows, t.s, K, t.dy, N, f32); }, Bg);
+    const Times g =
+        times(Product::grad_weight, [&](int rows) { sgemm(h, NT, T, K, N, rows, t.s, K, t.dy, N, f32); }, Bg);
     const double all = f.all + d.all + g.all, cublas = f.cublas + d.cublas + g.cublas;
     std::printf("B = %d (ms): forward %.4f (cut %.4f, 4 INT8 GEMMs %.4f) | d_temb %.4f (cut %.4f, GEMMs %.4f) | "
                 "grad_weight (B = %d) %.4f (cut %.4f, GEMMs %.4f) | the three %.4f against cuBLAS FP32's GEMMs %.4f + "
