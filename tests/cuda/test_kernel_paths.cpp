@@ -242,7 +242,7 @@ class KernelPaths : public ::testing::Test {
 TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) {
   if (!wgmma_present()) GTEST_SKIP() << wgmma_absent_reason();
   const GemmFamily mma = GemmFamily::mma_sync;
-  for (int B : {1, 9, 32, 33, 64, 65, 127, 128, 257, 1023, 1024, 1025, 2048}) {
+  for (int B : {1, 9, 16, 17, 32, 33, 64, 65, 127, 128, 129, 192, 193, 257, 1023, 1024, 2048}) {
     const auto reference = run(Storage::bfloat16, B, KernelChoice{mma, mma, mma});
     for (std::size_t o = 0; o < reference.size(); ++o)
       ASSERT_EQ(poison_left(reference[o], 2), 0u) << kNames[o] << " not fully written at B = " << B;
@@ -256,6 +256,10 @@ TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) 
          {GemmFamily::wgmma_swapped, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
         {"wgmma swapped 64-row forward, narrow d_temb, grad_w ping-pong",
          {GemmFamily::wgmma_swapped_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
+        {"wgmma swapped forward, 64-row d_temb, grad_w ping-pong",
+         {GemmFamily::wgmma_swapped, GemmFamily::wgmma_medium, GemmFamily::wgmma_pingpong}},
+        {"wgmma swapped 64-row forward, 256 x 32 d_temb, grad_w ping-pong",
+         {GemmFamily::wgmma_swapped_narrow, GemmFamily::wgmma_tall_narrow, GemmFamily::wgmma_pingpong}},
         {"automatic", {}},
     };
     for (const auto& choice : choices) {
@@ -481,6 +485,15 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
         for (const KernelChoice c : {KernelChoice{GemmFamily::automatic, swapped, GemmFamily::automatic},
                                      KernelChoice{GemmFamily::automatic, GemmFamily::automatic, swapped}})
           EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);
+      // only d_temb has the 64-row and the 256 x 32 tilings
+      for (const GemmFamily dtemb_only : {GemmFamily::wgmma_medium, GemmFamily::wgmma_tall_narrow}) {
+        EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr,
+                                 KernelChoice{dtemb_only, GemmFamily::automatic, GemmFamily::automatic}),
+                  cudaErrorInvalidValue);
+        EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr,
+                                  KernelChoice{GemmFamily::automatic, GemmFamily::automatic, dtemb_only}),
+                  cudaErrorInvalidValue);
+      }
     }
     if (s == Storage::float32) {  // only the forward has 144-row tiles
       for (const Fp32TileChoice t : {Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::tall, Fp32Tiles::automatic},

@@ -806,15 +806,28 @@ cudaError_t wgmma_usable(bool* usable) {
 // H200, docs/notes/cuda-kernels.md). Speed only: the bytes are the same on either side.
 // The forward: 64-row swapped tiles (one wave of 128 tiles per 64 batch rows) below
 // kForwardSwappedFromB, where they were 2-6 us faster than the 128 x 32 tiles at B = 16 ... 64;
-// the 128-row swapped ones from there (at B = 96 two waves of the 64-row tiles are slower).
+// the 128-row swapped ones from there (at B = 96 two waves of the 64-row tiles are slower), except
+// from kForwardSwappedNarrowAgainFromB to kForwardSwappedNarrowAgainToB, where a last 128-row tile
+// would be at most half full: there three 64-row tiles per SM-wave beat two 128-row ones (alone,
+// ms: B = 144 0.055 / 0.069, 160 0.052 / 0.065, 192 0.047 / 0.052; at 208 ... 256 the 128-row
+// ones are faster: 0.046 / 0.065 at 208, dev/gradw_check.cu).
 constexpr int kForwardSwappedFromB = 65;
+constexpr int kForwardSwappedNarrowAgainFromB = 129;
+constexpr int kForwardSwappedNarrowAgainToB = 192;
 constexpr int kForwardWideFromB = 1024;    // equal at 1024, the 128 x 128 tiles 4-9% faster at 2048
-constexpr int kDTembWideFromB = 128;
-// grad_weight: the mma.sync GEMM up to 32 rows (it takes the batch in 32-row steps and overlaps its
-// stores better: 2-4 us faster at B = 16 and 24, within 2 us at 32), ping-pong wgmma from 33 (10-12
-// us faster at 33 ... 64, where the mma.sync GEMM needs a second step).
-constexpr int kGradWWgmmaFromB = 33;
-constexpr int kGradWCooperativeFromB = 1025;  // up to 1024 rows, ping-pong hides the epilogue
+// d_temb (alone, dev/gradw_check.cu): 256 x 32 tiles up to 32 rows (B = 1 ... 16: 0.029 ms against
+// 0.032 for the 128 x 32 tiles and for the streaming d_temb kernel), 128 x 32 up to 64, 128 x 64 up
+// to 192 (B = 96 0.035 / 0.037 for 128 x 32, 128 0.034 / 0.039 for 128 x 128, 192 0.045 / 0.051;
+// the whole backward 1-4 us faster at 65 ... 96), 128 x 128 from there (208: 0.047 / 0.055 for
+// 128 x 64).
+constexpr int kDTembTallNarrowUpToB = 32;
+constexpr int kDTembMediumFromB = 65;
+constexpr int kDTembWideFromB = 193;
+// grad_weight past the streaming kernel (B > 16): ping-pong wgmma at every B. With its 256-byte
+// epilogue rows it is faster than the mma.sync GEMM at B = 24 and 32 (the whole backward, queued
+// calls: 0.0786 / 0.0803 and 0.0785 / 0.0823 ms) and than the cooperative GEMM at B = 1024 and 2048
+// (alone: 0.159 / 0.180 and 0.320 / 0.343 ms; dev/gradw_check.cu); those two run only when forced.
+constexpr int kGradWWgmmaFromB = 17;
 
 // bf16 forward: the streaming kernel up to this batch size where the device fits it (measured on
 // an H200, docs/notes/cuda-kernels.md). Speed only: the bytes are the same either way.
@@ -830,6 +843,18 @@ constexpr int kBf16StreamingDTembUpToB = bf16_stream::kDTembMaxB;
 
 enum class Direction { forward, backward };
 
+// Which families each bf16 GEMM has (kernels.hpp, GemmFamily); a call forcing another is refused.
+bool forward_has(GemmFamily f) {
+  return f != GemmFamily::wgmma_pingpong && f != GemmFamily::wgmma_medium && f != GemmFamily::wgmma_tall_narrow;
+}
+bool dtemb_has(GemmFamily f) {
+  return f != GemmFamily::wgmma_pingpong && f != GemmFamily::wgmma_swapped && f != GemmFamily::wgmma_swapped_narrow;
+}
+bool gradw_has(GemmFamily f) {
+  return f == GemmFamily::automatic || f == GemmFamily::mma_sync || f == GemmFamily::wgmma_wide ||
+         f == GemmFamily::wgmma_pingpong;
+}
+
 // Resolves the bf16 `automatic` choices for batch size B on the current device; refuses a
 // forced wgmma choice where the wgmma GEMMs cannot run, and forced streaming where bf16 has no
 // streaming kernel (the forward for B > bf16_stream::kMaxB or with a forced forward GEMM, the
@@ -838,6 +863,7 @@ enum class Direction { forward, backward };
 // Streaming in the backward means the streaming grad_weight kernel, and for B <= kDTembMaxB with
 // grad_temb automatic the streaming d_temb kernel too.
 cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
+  const bool streaming_forced = g->streaming == Streaming::on;
   if (g->streaming != Streaming::off) {
     const bool forward = direction == Direction::forward;
     const bool applies = forward ? B <= bf16_stream::kMaxB && g->forward == GemmFamily::automatic
@@ -854,37 +880,37 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
                          ? Streaming::on
                          : Streaming::off;
   }
-  // The streaming backward also computes d_temb for the smallest B where grad_temb is automatic;
-  // grad_temb then stays `automatic`, which backward_impl reads as the streaming kernel.
-  bool dtemb_streams = false;
-  if (direction == Direction::backward && g->streaming == Streaming::on && g->grad_temb == GemmFamily::automatic &&
-      B <= kBf16StreamingDTembUpToB) {
-    if (const cudaError_t err = bf16_stream::dtemb_fits_current_device(&dtemb_streams); err != cudaSuccess) return err;
-  }
   bool usable = false;
   if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
+  // The streaming backward also computes d_temb for the smallest B where grad_temb is automatic,
+  // when streaming is forced on or the wgmma GEMMs (faster) cannot run; grad_temb then stays
+  // `automatic`, which backward_impl reads as the streaming kernel.
+  bool dtemb_streams = false;
+  if (direction == Direction::backward && g->streaming == Streaming::on && g->grad_temb == GemmFamily::automatic &&
+      B <= kBf16StreamingDTembUpToB && (streaming_forced || !usable)) {
+    if (const cudaError_t err = bf16_stream::dtemb_fits_current_device(&dtemb_streams); err != cudaSuccess) return err;
+  }
   for (GemmFamily* f : {&g->forward, &g->grad_temb, &g->grad_weight}) {
     if (*f != GemmFamily::automatic && *f != GemmFamily::mma_sync && !usable) return cudaErrorNotSupported;
   }
-  if (g->forward == GemmFamily::wgmma_pingpong || g->grad_temb == GemmFamily::wgmma_pingpong ||
-      g->grad_temb == GemmFamily::wgmma_swapped || g->grad_temb == GemmFamily::wgmma_swapped_narrow ||
-      g->grad_weight == GemmFamily::wgmma_narrow || g->grad_weight == GemmFamily::wgmma_swapped ||
-      g->grad_weight == GemmFamily::wgmma_swapped_narrow)
+  if (!forward_has(g->forward) || !dtemb_has(g->grad_temb) || !gradw_has(g->grad_weight))
     return cudaErrorInvalidValue;
   if (g->forward == GemmFamily::automatic) {
-    g->forward = !usable                     ? GemmFamily::mma_sync
-                 : B >= kForwardWideFromB    ? GemmFamily::wgmma_wide
-                 : B >= kForwardSwappedFromB ? GemmFamily::wgmma_swapped
-                                             : GemmFamily::wgmma_swapped_narrow;
+    const bool narrow_again = B >= kForwardSwappedNarrowAgainFromB && B <= kForwardSwappedNarrowAgainToB;
+    g->forward = !usable                                      ? GemmFamily::mma_sync
+                 : B >= kForwardWideFromB                     ? GemmFamily::wgmma_wide
+                 : B >= kForwardSwappedFromB && !narrow_again ? GemmFamily::wgmma_swapped
+                                                              : GemmFamily::wgmma_swapped_narrow;
   }
   if (g->grad_temb == GemmFamily::automatic && !dtemb_streams) {
-    g->grad_temb = !usable ? GemmFamily::mma_sync
-                   : B >= kDTembWideFromB ? GemmFamily::wgmma_wide : GemmFamily::wgmma_narrow;
+    g->grad_temb = !usable                        ? GemmFamily::mma_sync
+                   : B <= kDTembTallNarrowUpToB ? GemmFamily::wgmma_tall_narrow
+                   : B < kDTembMediumFromB      ? GemmFamily::wgmma_narrow
+                   : B < kDTembWideFromB        ? GemmFamily::wgmma_medium
+                                                : GemmFamily::wgmma_wide;
   }
   if (g->grad_weight == GemmFamily::automatic) {
-    g->grad_weight = !usable || B < kGradWWgmmaFromB ? GemmFamily::mma_sync
-                     : B >= kGradWCooperativeFromB     ? GemmFamily::wgmma_wide
-                                                       : GemmFamily::wgmma_pingpong;
+    g->grad_weight = !usable || B < kGradWWgmmaFromB ? GemmFamily::mma_sync : GemmFamily::wgmma_pingpong;
   }
   return cudaSuccess;
 }
@@ -943,6 +969,8 @@ sm90::BatchTile tile_of(GemmFamily f) {
   return f == GemmFamily::wgmma_narrow           ? sm90::BatchTile::narrow
          : f == GemmFamily::wgmma_swapped        ? sm90::BatchTile::swapped
          : f == GemmFamily::wgmma_swapped_narrow ? sm90::BatchTile::swapped_narrow
+         : f == GemmFamily::wgmma_medium         ? sm90::BatchTile::medium
+         : f == GemmFamily::wgmma_tall_narrow    ? sm90::BatchTile::tall_narrow
                                                  : sm90::BatchTile::wide;
 }
 

@@ -98,9 +98,17 @@ using ForwardSwappedNarrow = GemmOf<RowMajor, ColumnMajor, bf16, RowMajor, ColBi
 // (K contiguous), D = FP32 partials [slice][b][k] (M contiguous).
 using DTembNarrow = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_128, _32, _64>>;
 using DTembWide = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_128, _128, _64>>;
+// Between them, 64 batch rows: 2 tiles where the narrow ones make 3 (B = 96) or 4 (128), one 128 x
+// 128 tile's work split in two where the wide tiles leave SMs idle (B = 128 ... 192).
+using DTembMedium = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_128, _64, _64>>;
+// 256 of W's columns per tile (128 per consumer warpgroup), 32 batch rows: 96 tiles (12 x 8 slices)
+// per 32 batch rows, each streaming 1.2 MB of W, which moves W faster at B <= 32 than the 192 tiles
+// of the narrow ones (dev/gradw_check.cu, docs/notes/cuda-kernels.md).
+using DTembTallNarrow = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_256, _32, _64>>;
 // grad_w: M = n, N = k, K = b.  A = dy (M contiguous), B = s (N contiguous), D = gw[n][k].
-// Cooperative for large B; ping-pong (one warpgroup's epilogue under the other's MMAs) where
-// the reduction over B is short and the 113 MB of grad_weight stores dominate.
+// Ping-pong (one warpgroup's epilogue under the other's MMAs: the 113 MB of grad_weight stores
+// dominate at small B, and with 256-byte epilogue rows it is faster at every B it runs); the
+// cooperative GEMM runs when forced.
 using GradW = GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_128, _128, _64>>;
 // The ping-pong epilogue stores 64 x 128 sub-tiles: rows of 256 contiguous bytes of grad_weight,
 // where CUTLASS's automatic 64 x 32 sub-tiles write 64-byte pieces.
@@ -210,6 +218,8 @@ cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* 
     case BatchTile::swapped: return forward_swapped<ForwardSwapped>(B, weight, silu, bias, out, stream);
     case BatchTile::swapped_narrow:
       return forward_swapped<ForwardSwappedNarrow>(B, weight, silu, bias, out, stream);
+    case BatchTile::medium:
+    case BatchTile::tall_narrow: return cudaErrorInvalidValue;  // d_temb only
     default: return forward_with<ForwardWide>(B, weight, silu, bias, out, stream);
   }
 }
@@ -218,6 +228,8 @@ cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* gr
                        float* partial, cudaStream_t stream) {
   switch (tile) {
     case BatchTile::narrow: return dtemb_with<DTembNarrow>(B, weight, grad_out, partial, stream);
+    case BatchTile::medium: return dtemb_with<DTembMedium>(B, weight, grad_out, partial, stream);
+    case BatchTile::tall_narrow: return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream);
     case BatchTile::swapped:
     case BatchTile::swapped_narrow: return cudaErrorInvalidValue;  // forward only
     default: return dtemb_with<DTembWide>(B, weight, grad_out, partial, stream);

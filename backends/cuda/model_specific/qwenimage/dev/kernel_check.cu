@@ -50,6 +50,9 @@ const NamedFamilies kBf16Families[] = {
      {GemmFamily::wgmma_swapped, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
     {"swapped-narrow", "wgmma swapped 64-row forward",
      {GemmFamily::wgmma_swapped_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
+    {"medium", "wgmma 64-row d_temb", {GemmFamily::wgmma_swapped, GemmFamily::wgmma_medium, GemmFamily::wgmma_pingpong}},
+    {"tall-narrow", "wgmma 256 x 32 d_temb",
+     {GemmFamily::wgmma_swapped_narrow, GemmFamily::wgmma_tall_narrow, GemmFamily::wgmma_pingpong}},
     {"automatic", "automatic", {}},
 };
 bool g_compare = false;
@@ -308,8 +311,8 @@ void compare_out(const char* name, const void* x, const double* ref, std::size_t
 struct Timing {
   int B;
   double fwd, fwdbwd, cub_fwd, cub_fwdbwd;
-  // forward: mma.sync, wgmma narrow, wide, swapped, swapped 64-row; d_temb: the first three
-  double gemm_fwd[5] = {}, gemm_bwd_dt[3] = {}, gemm_bwd_gw = 0, gemm_bwd_gw_pp = 0;
+  // forward: kFwdFamilies; d_temb: kDTembFamilies
+  double gemm_fwd[5] = {}, gemm_bwd_dt[5] = {}, gemm_bwd_gw = 0, gemm_bwd_gw_pp = 0;
   // streaming off, on: fp32 B <= 16 forward and forward + backward; bf16 forward (B <= 8) and
   // backward alone (B <= 16, the streaming grad_weight)
   double stream_fwd[2] = {}, stream_fwdbwd[2] = {}, stream_bwd[2] = {};
@@ -319,6 +322,11 @@ struct Timing {
 };
 
 constexpr Fp32Tiles kFp32Tiles[2] = {Fp32Tiles::narrow, Fp32Tiles::wide};
+// The bf16 families each GEMM has, in the order of the per-GEMM timing table.
+constexpr GemmFamily kFwdFamilies[5] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide,
+                                        GemmFamily::wgmma_swapped, GemmFamily::wgmma_swapped_narrow};
+constexpr GemmFamily kDTembFamilies[5] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_medium,
+                                          GemmFamily::wgmma_tall_narrow, GemmFamily::wgmma_wide};
 
 double median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
@@ -384,7 +392,8 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
       }
       return median(ms);
     };
-    for (int B : {1, 3, 8, 16, 24, 32, 33, 40, 48, 56, 64, 96, 128, 192, 256, 384, 512, 1024, 2048}) {
+    for (int B : {1, 3, 8, 16, 24, 32, 33, 40, 48, 56, 64, 65, 72, 80, 88, 96, 128, 144, 160, 176, 192, 208, 256, 384, 512,
+                  1024, 2048}) {
       if (g_timing_only && B > 64) break;  // the batch sizes where the small-B kernels matter
       Timing t{B, 0, 0, 0, 0};
       t.fwd = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
@@ -429,13 +438,10 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
         // Each GEMM alone: forward with each implementation; backward with one GEMM varied
         // and the other on mma.sync.
         const KernelChoice saved = g_choice;
-        const GemmFamily fams[5] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide,
-                                    GemmFamily::wgmma_swapped, GemmFamily::wgmma_swapped_narrow};
         for (int f = 0; f < 5; ++f) {
-          g_choice = KernelChoice{fams[f], GemmFamily::mma_sync, GemmFamily::mma_sync};
+          g_choice = KernelChoice{kFwdFamilies[f], GemmFamily::mma_sync, GemmFamily::mma_sync};
           t.gemm_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
-          if (f >= 3) continue;  // the swapped tilings are the forward's only
-          g_choice = KernelChoice{GemmFamily::mma_sync, fams[f], GemmFamily::mma_sync};
+          g_choice = KernelChoice{GemmFamily::mma_sync, kDTembFamilies[f], GemmFamily::mma_sync};
           t.gemm_bwd_dt[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
         }
         g_choice = KernelChoice{GemmFamily::mma_sync, GemmFamily::mma_sync, GemmFamily::wgmma_wide};
@@ -756,7 +762,7 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     const KernelChoice saved = g_choice;
     // each family (forward / grad_temb / grad_weight) compared with all-mma.sync
     constexpr int kFams = sizeof(kBf16Families) / sizeof(kBf16Families[0]);
-    for (int B : {1, 3, 9, 32, 33, 64, 65, 127, 128, 129, 255, 256, 257, 1024, 2048}) {
+    for (int B : {1, 3, 9, 16, 17, 32, 33, 64, 65, 127, 128, 129, 192, 193, 255, 256, 257, 1024, 2048}) {
       std::array<std::vector<unsigned char>, 4> out[kFams];
       for (int f = 0; f < kFams; ++f) {
         g_choice = kBf16Families[f].choice;
@@ -948,12 +954,14 @@ int main(int argc, char** argv) {
                   t.fwd, t.fwdbwd, t.cub_fwd, t.cub_fwdbwd);
   if (g_compare) {
     std::printf("\nbf16 per GEMM (ms, median of 25): fwd with mma / narrow / wide / swapped / swapped 64-row; bwd "
-                "with d_temb mma / narrow / wide (grad_w mma); bwd with grad_w wgmma cooperative / ping-pong (d_temb "
-                "mma)\n");
+                "with d_temb mma / narrow / medium / tall-narrow / wide (grad_w mma); bwd with grad_w wgmma "
+                "cooperative / ping-pong (d_temb mma)\n");
     for (const auto& t : t16)
-      std::printf("B %5d | fwd %8.4f %8.4f %8.4f %8.4f %8.4f | bwd dt %8.4f %8.4f %8.4f | bwd gw coop %8.4f pp %8.4f\n",
+      std::printf("B %5d | fwd %8.4f %8.4f %8.4f %8.4f %8.4f | bwd dt %8.4f %8.4f %8.4f %8.4f %8.4f | bwd gw coop %8.4f "
+                  "pp %8.4f\n",
                   t.B, t.gemm_fwd[0], t.gemm_fwd[1], t.gemm_fwd[2], t.gemm_fwd[3], t.gemm_fwd[4], t.gemm_bwd_dt[0],
-                  t.gemm_bwd_dt[1], t.gemm_bwd_dt[2], t.gemm_bwd_gw, t.gemm_bwd_gw_pp);
+                  t.gemm_bwd_dt[1], t.gemm_bwd_dt[2], t.gemm_bwd_dt[3], t.gemm_bwd_dt[4], t.gemm_bwd_gw,
+                  t.gemm_bwd_gw_pp);
   }
   if (g_compare) {
     std::printf("\nstreaming off / on (ms, median of 25; bf16: forward up to B = 8, backward alone)\n");
