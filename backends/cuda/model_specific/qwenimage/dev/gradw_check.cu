@@ -40,12 +40,13 @@ struct NoSmemPp {
 };
 using PpNoSmem = GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_128, _128, _64>, NoSmemPp>;
 
-using Launch = cudaError_t (*)(int, const void*, const void*, void*, cudaStream_t);
-struct Variant {
+template <class What>
+struct Named {
   const char* name;
-  Launch launch;
+  What what;
 };
-const Variant kVariants[] = {
+using GradWLaunch = cudaError_t (*)(int, const void*, const void*, void*, cudaStream_t);
+const Named<GradWLaunch> kGradWVariants[] = {
     {"pp128x128/e64x128(lib)", gradw_with<GradWPingpong>},
     {"coop128x128/auto(lib)", gradw_with<GradW>},
     {"pp128x128/auto", gradw_with<PpAuto>},
@@ -66,11 +67,7 @@ cudaError_t dtemb_streaming(int B, const void* w, const void* dy, float* partial
   return B <= bf16_stream::kDTembMaxB ? bf16_stream::dtemb_partials(B, w, dy, partial, stream) : cudaErrorInvalidValue;
 }
 using DTembLaunch = cudaError_t (*)(int, const void*, const void*, float*, cudaStream_t);
-struct DTembVariant {
-  const char* name;
-  DTembLaunch launch;
-};
-const DTembVariant kDTembVariants[] = {
+const Named<DTembLaunch> kDTembVariants[] = {
     {"coop128x32(lib narrow)", dtemb_with<DTembNarrow>},
     {"coop128x128(lib wide)", dtemb_with<DTembWide>},
     {"coop128x64(lib medium)", dtemb_with<DTembMedium>},
@@ -84,10 +81,7 @@ const DTembVariant kDTembVariants[] = {
     {"streaming (lib, B<=8)", dtemb_streaming},
 };
 
-const struct {
-  const char* name;
-  BatchTile tile;
-} kForwardTiles[] = {{"narrow 128x32", BatchTile::narrow},
+const Named<BatchTile> kForwardTiles[] = {{"narrow 128x32", BatchTile::narrow},
                      {"wide 128x128", BatchTile::wide},
                      {"swapped 128x144", BatchTile::swapped},
                      {"swapped 64x144", BatchTile::swapped_narrow}};
@@ -126,6 +120,42 @@ double queued_ms(int calls, F&& f) {
   return t / calls;
 }
 
+constexpr int kSets = 3, kMaxB = 2048;
+
+// One GEMM's section: at each B the first variant's output is the reference; every variant then
+// runs on poisoned output, its differing 16-bit words are counted, and its calls are timed queued
+// (rotating input sets and outputs) and waited. `run(variant, B, set, out)` launches one call;
+// `words(B)` is the output's size in 16-bit words; `outs` are kSets + 1 buffers, the last the
+// reference.
+template <class Variants, class Run, class Words>
+void sweep(const char* title, std::initializer_list<int> batches, const Variants& variants, Run&& run, Words&& words,
+           const std::vector<void*>& outs, unsigned long long* diff) {
+  std::printf("\n%s, ms (queued mean of 20 | per-call median of 15); diff = 16-bit words that differ from %s\n",
+              title, variants[0].name);
+  void* ref = outs[kSets];
+  for (int B : batches) {
+    CK(cudaMemset(ref, 0xff, words(B) * 2));
+    CK(run(variants[0], B, 0, ref));
+    for (const auto& v : variants) {
+      CK(cudaMemset(outs[0], 0xff, words(B) * 2));
+      if (const cudaError_t err = run(v, B, 0, outs[0]); err != cudaSuccess) {
+        std::printf("B %5d  %-24s refused: %s\n", B, v.name, cudaGetErrorString(err));
+        cudaGetLastError();
+        continue;
+      }
+      CK(cudaMemset(diff, 0, sizeof(unsigned long long)));
+      count_diff<<<1024, 256>>>(static_cast<const unsigned short*>(ref), static_cast<const unsigned short*>(outs[0]),
+                                words(B), diff);
+      unsigned long long nd = 0;
+      CK(cudaMemcpy(&nd, diff, sizeof nd, cudaMemcpyDeviceToHost));
+      auto call = [&](int i) { CK(run(v, B, i % kSets, outs[(i + 1) % kSets])); };
+      const double q = queued_ms(20, call);
+      const double m = median_ms(3, 15, call);
+      std::printf("B %5d  %-24s %.4f | %.4f  diff %llu\n", B, v.name, q, m, nd);
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   auto want = [&](const char* section) {
     if (argc < 2) return true;
@@ -133,7 +163,6 @@ int main(int argc, char** argv) {
       if (!std::strcmp(argv[i], section)) return true;
     return false;
   };
-  constexpr int kSets = 3, kMaxB = 2048;
   const size_t gw_elems = size_t(kN) * kK;
   std::vector<void*> gw(kSets), dy(kSets), s(kSets);
   for (int i = 0; i < kSets; ++i) {
@@ -155,9 +184,12 @@ int main(int argc, char** argv) {
     tame(dy[i], size_t(kMaxB) * kN / 2);
     tame(s[i], size_t(kMaxB) * kK / 2);
   }
-  void* ref = nullptr;
+  // Outputs: grad_weight (113 MB bf16), d_temb partials (8 x B x 3072 FP32: 201 MB at B = 2048) and y
+  // in kSets rotating buffers and a reference, each as large as the largest.
+  const size_t out_bytes = size_t(kSplitN) * kMaxB * kK * 4;
+  std::vector<void*> outs(kSets + 1);
+  for (void*& o : outs) CK(cudaMalloc(&o, out_bytes));
   unsigned long long* diff = nullptr;
-  CK(cudaMalloc(&ref, size_t(kSplitN) * kMaxB * kK * 4));  // the largest compared output: d_temb partials at B = 2048
   CK(cudaMalloc(&diff, sizeof(unsigned long long)));
 
   const double write_ms = queued_ms(20, [&](int i) { write_rows<<<132 * 8, 256>>>(static_cast<uint4*>(gw[i % kSets]), gw_elems * 2 / 16); });
@@ -165,96 +197,29 @@ int main(int argc, char** argv) {
   std::printf("write ceiling, 113 MB: 16-byte stores %.4f ms, cudaMemsetAsync %.4f ms (queued, mean of 20)\n",
               write_ms, memset_ms);
 
-  const int batches[] = {16, 32, 33, 48, 64, 96, 128, 192, 256, 384, 512, 1024, 2048};
-  if (want("gradw")) {
-  std::printf("\ngrad_weight GEMM alone, ms (queued mean of 20 | per-call median of 15); diff = elements whose bytes differ from the library's ping-pong\n");
-  for (int B : batches) {
-    CK(cudaMemset(ref, 0xff, gw_elems * 2));
-    CK(kVariants[0].launch(B, dy[0], s[0], ref, nullptr));
-    CK(cudaDeviceSynchronize());
-    for (const Variant& v : kVariants) {
-      void* out = gw[0];
-      CK(cudaMemset(out, 0xff, gw_elems * 2));
-      const cudaError_t err = v.launch(B, dy[0], s[0], out, nullptr);
-      if (err != cudaSuccess) {
-        std::printf("B %5d  %-24s refused: %s\n", B, v.name, cudaGetErrorString(err));
-        cudaGetLastError();
-        continue;
-      }
-      CK(cudaMemset(diff, 0, sizeof(unsigned long long)));
-      count_diff<<<1024, 256>>>(static_cast<const unsigned short*>(ref), static_cast<const unsigned short*>(out),
-                                gw_elems, diff);
-      unsigned long long nd = 0;
-      CK(cudaMemcpy(&nd, diff, sizeof nd, cudaMemcpyDeviceToHost));
-      auto call = [&](int i) { CK(v.launch(B, dy[i % kSets], s[i % kSets], gw[(i + 1) % kSets], nullptr)); };
-      const double q = queued_ms(20, call);
-      const double m = median_ms(3, 15, call);
-      std::printf("B %5d  %-24s %.4f | %.4f  diff %llu\n", B, v.name, q, m, nd);
-    }
-  }
-  }
+  if (want("gradw"))
+    sweep("grad_weight GEMM alone", {16, 32, 33, 48, 64, 96, 128, 192, 256, 384, 512, 1024, 2048}, kGradWVariants,
+          [&](const Named<GradWLaunch>& v, int B, int set, void* out) { return v.what(B, dy[set], s[set], out, nullptr); },
+          [&](int) { return gw_elems; }, outs, diff);
 
-  // d_temb: partial[slice][b][k], FP32; W is gw's buffers reused as bf16 weights (random words).
-  std::vector<void*> part(kSets);
-  for (int i = 0; i < kSets; ++i) CK(cudaMalloc(&part[i], size_t(kSplitN) * kMaxB * kK * 4));
+  // d_temb and the forward read W: gw's buffers, refilled as bf16 weights.
   for (int i = 0; i < kSets; ++i) {
     fill<<<1024, 256>>>(static_cast<unsigned*>(gw[i]), gw_elems / 2, 5u + i);
     tame(gw[i], gw_elems / 2);
   }
-  std::printf("\nd_temb GEMM alone (8 slices, FP32 partials), ms (queued mean of 20 | per-call median of 15); diff against the library's narrow tiles\n");
-  const int dt_batches[] = {1, 2, 3, 4, 8, 9, 12, 16, 24, 32, 48, 64, 65, 96, 128, 160, 176, 192, 208, 224, 256};
-  for (int B : dt_batches) {
-    if (!want("dtemb")) break;
-    const size_t pn = size_t(kSplitN) * B * kK;
-    CK(cudaMemset(ref, 0xff, pn * 4));
-    CK(kDTembVariants[0].launch(B, gw[0], dy[0], static_cast<float*>(ref), nullptr));
-    for (const DTembVariant& v : kDTembVariants) {
-      float* out = static_cast<float*>(part[0]);
-      CK(cudaMemset(out, 0xff, pn * 4));
-      const cudaError_t err = v.launch(B, gw[0], dy[0], out, nullptr);
-      if (err != cudaSuccess) {
-        std::printf("B %5d  %-24s refused: %s\n", B, v.name, cudaGetErrorString(err));
-        cudaGetLastError();
-        continue;
-      }
-      CK(cudaMemset(diff, 0, sizeof(unsigned long long)));
-      count_diff<<<1024, 256>>>(static_cast<const unsigned short*>(ref), reinterpret_cast<const unsigned short*>(out),
-                                pn * 2, diff);
-      unsigned long long nd = 0;
-      CK(cudaMemcpy(&nd, diff, sizeof nd, cudaMemcpyDeviceToHost));
-      auto call = [&](int i) {
-        CK(v.launch(B, gw[i % kSets], dy[i % kSets], static_cast<float*>(part[(i + 1) % kSets]), nullptr));
-      };
-      const double q = queued_ms(20, call);
-      const double m = median_ms(3, 15, call);
-      std::printf("B %5d  %-24s %.4f | %.4f  diff %llu\n", B, v.name, q, m, nd);
-    }
-  }
-
-  // forward: the library's four tilings alone (bias: the first row of a dy buffer).
-  std::printf("\nforward GEMM alone (s given), ms (queued mean of 20 | per-call median of 15); diff against narrow\n");
-  const int fw_batches[] = {65, 128, 144, 160, 176, 192, 208, 224, 256};
-  for (int B : fw_batches) {
-    if (!want("forward")) break;
-    const size_t yn = size_t(B) * kN;
-    CK(cudaMemset(ref, 0xff, yn * 2));
-    CK(forward_gemm(BatchTile::narrow, B, gw[0], s[0], dy[1], ref, nullptr));
-    for (const auto& f : kForwardTiles) {
-      void* out = part[0];
-      CK(cudaMemset(out, 0xff, yn * 2));
-      CK(forward_gemm(f.tile, B, gw[0], s[0], dy[1], out, nullptr));
-      CK(cudaMemset(diff, 0, sizeof(unsigned long long)));
-      count_diff<<<1024, 256>>>(static_cast<const unsigned short*>(ref), static_cast<const unsigned short*>(out), yn, diff);
-      unsigned long long nd = 0;
-      CK(cudaMemcpy(&nd, diff, sizeof nd, cudaMemcpyDeviceToHost));
-      auto call = [&](int i) {
-        CK(forward_gemm(f.tile, B, gw[i % kSets], s[i % kSets], dy[(i + 1) % kSets], part[(i + 1) % kSets], nullptr));
-      };
-      const double q = queued_ms(20, call);
-      const double m = median_ms(3, 15, call);
-      std::printf("B %5d  %-24s %.4f | %.4f  diff %llu\n", B, f.name, q, m, nd);
-    }
-  }
+  if (want("dtemb"))
+    sweep("d_temb GEMM alone (8 slices, FP32 partials)",
+          {1, 2, 3, 4, 8, 9, 12, 16, 24, 32, 48, 64, 65, 96, 128, 160, 176, 192, 208, 224, 256}, kDTembVariants,
+          [&](const Named<DTembLaunch>& v, int B, int set, void* out) {
+            return v.what(B, gw[set], dy[set], static_cast<float*>(out), nullptr);
+          },
+          [&](int B) { return size_t(kSplitN) * B * kK * 2; }, outs, diff);
+  if (want("forward"))  // bias: the first row of another dy buffer
+    sweep("forward GEMM alone (s given)", {65, 128, 144, 160, 176, 192, 208, 224, 256}, kForwardTiles,
+          [&](const Named<BatchTile>& f, int B, int set, void* out) {
+            return forward_gemm(f.what, B, gw[set], s[set], dy[(set + 1) % kSets], out, nullptr);
+          },
+          [&](int B) { return size_t(B) * kN; }, outs, diff);
 
   // The library's whole forward and backward (automatic choice, and with one GEMM forced), queued.
   using namespace rlk::cuda::qwenimage;
@@ -289,7 +254,7 @@ int main(int argc, char** argv) {
     prob.B = B;
     for (const Choice& ch : choices) {
       auto bwd = [&](int i) {
-        BackwardTensors t{s[i % kSets], gw[i % kSets], dy[i % kSets], part[0], part[1], part[2]};
+        BackwardTensors t{s[i % kSets], gw[i % kSets], dy[i % kSets], outs[0], outs[1], outs[2]};
         return launch_backward(prob, t, ws, ws_bytes, nullptr, ch.c);
       };
       if (bwd(0) != cudaSuccess) {
@@ -302,7 +267,7 @@ int main(int argc, char** argv) {
       std::printf("B %4d  bwd %-28s %.4f | %.4f\n", B, ch.name, q, m);
     }
     auto fwd = [&](int i) {
-      ForwardTensors t{s[i % kSets], gw[i % kSets], dy[(i + 1) % kSets], part[(i + 1) % kSets]};
+      ForwardTensors t{s[i % kSets], gw[i % kSets], dy[(i + 1) % kSets], outs[(i + 1) % kSets]};
       CK(launch_forward(prob, t, ws, ws_bytes, nullptr));
     };
     const double q = queued_ms(20, fwd);
