@@ -809,8 +809,8 @@ cudaError_t wgmma_usable(bool* usable) {
 // the 128-row swapped ones from there (at B = 96 two waves of the 64-row tiles are slower), except
 // from kForwardSwappedNarrowAgainFromB to kForwardSwappedNarrowAgainToB, where a last 128-row tile
 // would be at most half full: there three 64-row tiles per SM-wave beat two 128-row ones (alone,
-// ms: B = 144 0.055 / 0.069, 160 0.052 / 0.065, 192 0.047 / 0.052; at 208 ... 256 the 128-row
-// ones are faster: 0.046 / 0.065 at 208, dev/gradw_check.cu).
+// 64-row / 128-row, ms: B = 144 0.055 / 0.069, 160 0.052 / 0.065, 192 0.047 / 0.052; from 208 the
+// 128-row ones are faster: 0.065 / 0.046 at 208; dev/gradw_check.cu).
 constexpr int kForwardSwappedFromB = 65;
 constexpr int kForwardSwappedNarrowAgainFromB = 129;
 constexpr int kForwardSwappedNarrowAgainToB = 192;
@@ -861,7 +861,8 @@ bool gradw_has(GemmFamily f) {
 // backward for B > bf16_stream::kGradWMaxB or with a forced grad_weight GEMM:
 // cudaErrorInvalidValue; a device without the shared memory it needs: cudaErrorNotSupported).
 // Streaming in the backward means the streaming grad_weight kernel, and for B <= kDTembMaxB with
-// grad_temb automatic the streaming d_temb kernel too.
+// grad_temb automatic the streaming d_temb kernel too where streaming is forced on or the wgmma
+// GEMMs cannot run (elsewhere automatic d_temb takes the faster 256 x 32 wgmma tiles).
 cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
   const bool streaming_forced = g->streaming == Streaming::on;
   if (g->streaming != Streaming::off) {

@@ -69,12 +69,10 @@ enum class GemmFamily {
 // grad_weight for B <= bf16_stream::kGradWMaxB and, where grad_temb is automatic, bf16 grad_temb
 // for B <= bf16_stream::kDTembMaxB: always with `on`, with `automatic` only on devices without
 // the wgmma GEMMs, whose 256 x 32 d_temb tiles are faster), on devices with the shared memory they
-// need; `off` runs
-// the tiled GEMMs (fp32) or the GEMM families above (bf16). tests/cuda/test_kernel_paths.cpp
-// compares them. `on` is refused with cudaErrorInvalidValue
-// where no streaming kernel applies (a larger B; a forced bf16 family for the GEMM the streaming
-// kernel replaces: forward, grad_weight), with cudaErrorNotSupported on a device without that
-// memory.
+// need; `off` runs the tiled GEMMs (fp32) or the GEMM families above (bf16).
+// tests/cuda/test_kernel_paths.cpp compares them. `on` is refused with cudaErrorInvalidValue where
+// no streaming kernel applies (a larger B; a forced bf16 family for the GEMM the streaming kernel
+// replaces: forward, grad_weight), with cudaErrorNotSupported on a device without that memory.
 enum class Streaming { automatic, off, on };
 // fp32, per GEMM where the tiled kernels run (B past the streaming kernels, or streaming off):
 // `narrow` 64 x 64 output tiles (4 x 4 per thread), `wide` 64 x 128 (4 x 8 per thread, 128 batch
