@@ -24,6 +24,13 @@ __global__ void fill(unsigned* p, size_t n, unsigned seed) {
     p[i] = unsigned(i * 2654435761u) ^ seed;
 }
 
+// The plain write ceiling: grid-stride 16-byte stores of `words` uint4 (non-zero data).
+__global__ void write_grid_stride(uint4* w, size_t words) {
+  const size_t stride = size_t(gridDim.x) * blockDim.x;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < words; i += stride)
+    w[i] = make_uint4(unsigned(i), 1u, 2u, 3u);
+}
+
 // Median in ms of `timed` calls launch(i) (i counts from 0 over the warm-up calls too), each
 // between two events on the legacy stream, after `warmups` untimed ones.
 template <class Launch>

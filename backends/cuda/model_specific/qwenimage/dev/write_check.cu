@@ -18,12 +18,7 @@ constexpr int kCtas = 128;                 // one wave on 132 SMs
 constexpr int kCtaRows = kRows / kCtas;    // 144
 constexpr size_t kCtaBytes = size_t(kCtaRows) * kRowBytes;
 
-// (a) grid-stride 16-byte stores.
-__global__ void write_grid_stride(uint4* w, size_t words) {
-  const size_t stride = size_t(gridDim.x) * blockDim.x;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < words; i += stride)
-    w[i] = make_uint4(unsigned(i), 1u, 2u, 3u);
-}
+// (a) grid-stride 16-byte stores: write_grid_stride (experiment_common.cuh).
 
 // (b) each CTA writes its own contiguous 144 rows, 16-byte stores, the block sweeping forward.
 __global__ void write_cta_chunk(unsigned char* w) {
