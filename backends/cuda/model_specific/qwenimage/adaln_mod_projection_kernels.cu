@@ -829,9 +829,12 @@ constexpr int kDTembWideFromB = 193;
 // (alone: 0.159 / 0.180 and 0.320 / 0.343 ms; dev/gradw_check.cu); those two run only when forced.
 constexpr int kGradWWgmmaFromB = 17;
 
-// bf16 forward: the streaming kernel up to this batch size where the device fits it (measured on
-// an H200, docs/notes/cuda-kernels.md). Speed only: the bytes are the same either way.
-constexpr int kBf16StreamingForwardUpToB = bf16_stream::kMaxB;
+// bf16 forward: the streaming kernel up to this batch size where the device fits it, the 64-row
+// swapped wgmma tiles above (`rlk bench`, medians of four runs, forward + backward in ms, streaming /
+// wgmma: B = 1 0.1024 / 0.1076, 4 0.1072 / 0.1096, 5 0.1072 / 0.1058, 8 0.1100 / 0.1063;
+// docs/notes/cuda-kernels.md). Where wgmma cannot run, the streaming kernel takes every B it has.
+// Speed only: the bytes are the same either way.
+constexpr int kBf16StreamingForwardUpToB = 4;
 // bf16 grad_weight: the streaming kernel up to this batch size, computing SiLU itself up to
 // the second (beyond it silu_kernel's launch costs less than 128 CTAs each computing all of s;
 // measured likewise).
@@ -865,6 +868,8 @@ bool gradw_has(GemmFamily f) {
 // GEMMs cannot run (elsewhere automatic d_temb takes the faster 256 x 32 wgmma tiles).
 cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
   const bool streaming_forced = g->streaming == Streaming::on;
+  bool usable = false;
+  if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
   if (g->streaming != Streaming::off) {
     const bool forward = direction == Direction::forward;
     const bool applies = forward ? B <= bf16_stream::kMaxB && g->forward == GemmFamily::automatic
@@ -877,12 +882,11 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
       return err;
     if (g->streaming == Streaming::on && !fits) return cudaErrorNotSupported;
     if (g->streaming == Streaming::automatic)
-      g->streaming = applies && fits && B <= (forward ? kBf16StreamingForwardUpToB : kBf16StreamingGradWUpToB)
-                         ? Streaming::on
-                         : Streaming::off;
+      g->streaming =
+          applies && fits && B <= (forward ? (usable ? kBf16StreamingForwardUpToB : bf16_stream::kMaxB) : kBf16StreamingGradWUpToB)
+              ? Streaming::on
+              : Streaming::off;
   }
-  bool usable = false;
-  if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
   // The streaming backward also computes d_temb for the smallest B where grad_temb is automatic,
   // when streaming is forced on or the wgmma GEMMs (faster) cannot run; grad_temb then stays
   // `automatic`, which backward_impl reads as the streaming kernel.
