@@ -308,11 +308,14 @@ void compare_out(const char* name, const void* x, const double* ref, std::size_t
   report(h[0] == 0, buf);
 }
 
+// How many bf16 families the per-GEMM timing table has for the forward and for d_temb.
+constexpr int kFamiliesPerGemm = 5;
+
 struct Timing {
   int B;
   double fwd, fwdbwd, cub_fwd, cub_fwdbwd;
   // forward: kFwdFamilies; d_temb: kDTembFamilies
-  double gemm_fwd[5] = {}, gemm_bwd_dt[5] = {}, gemm_bwd_gw = 0, gemm_bwd_gw_pp = 0;
+  double gemm_fwd[kFamiliesPerGemm] = {}, gemm_bwd_dt[kFamiliesPerGemm] = {}, gemm_bwd_gw = 0, gemm_bwd_gw_pp = 0;
   // streaming off, on: fp32 B <= 16 forward and forward + backward; bf16 forward (B <= 8) and
   // backward alone (B <= 16, the streaming grad_weight)
   double stream_fwd[2] = {}, stream_fwdbwd[2] = {}, stream_bwd[2] = {};
@@ -323,9 +326,9 @@ struct Timing {
 
 constexpr Fp32Tiles kFp32Tiles[2] = {Fp32Tiles::narrow, Fp32Tiles::wide};
 // The bf16 families each GEMM has, in the order of the per-GEMM timing table.
-constexpr GemmFamily kFwdFamilies[5] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide,
+constexpr GemmFamily kFwdFamilies[kFamiliesPerGemm] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide,
                                         GemmFamily::wgmma_swapped, GemmFamily::wgmma_swapped_narrow};
-constexpr GemmFamily kDTembFamilies[5] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_medium,
+constexpr GemmFamily kDTembFamilies[kFamiliesPerGemm] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_medium,
                                           GemmFamily::wgmma_tall_narrow, GemmFamily::wgmma_wide};
 
 double median(std::vector<float> v) {
@@ -438,7 +441,7 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
         // Each GEMM alone: forward with each implementation; backward with one GEMM varied
         // and the other on mma.sync.
         const KernelChoice saved = g_choice;
-        for (int f = 0; f < 5; ++f) {
+        for (int f = 0; f < kFamiliesPerGemm; ++f) {
           g_choice = KernelChoice{kFwdFamilies[f], GemmFamily::mma_sync, GemmFamily::mma_sync};
           t.gemm_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
           g_choice = KernelChoice{GemmFamily::mma_sync, kDTembFamilies[f], GemmFamily::mma_sync};
@@ -953,15 +956,17 @@ int main(int argc, char** argv) {
       std::printf("%-5s %6d | %10.4f %10.4f | %10.4f %10.4f\n", tv == &t16 ? "bf16" : "fp32", t.B,
                   t.fwd, t.fwdbwd, t.cub_fwd, t.cub_fwdbwd);
   if (g_compare) {
+    static_assert(kFamiliesPerGemm == 5, "the header names five families per GEMM, in kFwdFamilies' and kDTembFamilies' order");
     std::printf("\nbf16 per GEMM (ms, median of 25): fwd with mma / narrow / wide / swapped / swapped 64-row; bwd "
                 "with d_temb mma / narrow / medium / tall-narrow / wide (grad_w mma); bwd with grad_w wgmma "
                 "cooperative / ping-pong (d_temb mma)\n");
-    for (const auto& t : t16)
-      std::printf("B %5d | fwd %8.4f %8.4f %8.4f %8.4f %8.4f | bwd dt %8.4f %8.4f %8.4f %8.4f %8.4f | bwd gw coop %8.4f "
-                  "pp %8.4f\n",
-                  t.B, t.gemm_fwd[0], t.gemm_fwd[1], t.gemm_fwd[2], t.gemm_fwd[3], t.gemm_fwd[4], t.gemm_bwd_dt[0],
-                  t.gemm_bwd_dt[1], t.gemm_bwd_dt[2], t.gemm_bwd_dt[3], t.gemm_bwd_dt[4], t.gemm_bwd_gw,
-                  t.gemm_bwd_gw_pp);
+    for (const auto& t : t16) {
+      std::printf("B %5d | fwd", t.B);
+      for (double ms : t.gemm_fwd) std::printf(" %8.4f", ms);
+      std::printf(" | bwd dt");
+      for (double ms : t.gemm_bwd_dt) std::printf(" %8.4f", ms);
+      std::printf(" | bwd gw coop %8.4f pp %8.4f\n", t.gemm_bwd_gw, t.gemm_bwd_gw_pp);
+    }
   }
   if (g_compare) {
     std::printf("\nstreaming off / on (ms, median of 25; bf16: forward up to B = 8, backward alone)\n");
