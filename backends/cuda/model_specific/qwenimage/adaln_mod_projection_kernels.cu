@@ -881,11 +881,14 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
         err != cudaSuccess)
       return err;
     if (g->streaming == Streaming::on && !fits) return cudaErrorNotSupported;
-    if (g->streaming == Streaming::automatic)
-      g->streaming =
-          applies && fits && B <= (forward ? (usable ? kBf16StreamingForwardUpToB : bf16_stream::kMaxB) : kBf16StreamingGradWUpToB)
-              ? Streaming::on
-              : Streaming::off;
+    if (g->streaming == Streaming::automatic) {
+      // The streaming forward yields to the wgmma GEMMs above kBf16StreamingForwardUpToB where they
+      // run, and takes every B it has where they cannot.
+      const int up_to_b = !forward ? kBf16StreamingGradWUpToB
+                          : usable ? kBf16StreamingForwardUpToB
+                                   : bf16_stream::kMaxB;
+      g->streaming = applies && fits && B <= up_to_b ? Streaming::on : Streaming::off;
+    }
   }
   // The streaming backward also computes d_temb for the smallest B where grad_temb is automatic,
   // when streaming is forced on or the wgmma GEMMs (faster) cannot run; grad_temb then stays
