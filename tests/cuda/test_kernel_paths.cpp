@@ -448,6 +448,54 @@ TEST_F(KernelPaths, ABackwardLaunchedRightAfterTheForwardReadsWhatTheForwardWrot
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
+// The bf16 backward from B = 17 on ends with its finish running beside the grad_weight GEMM, on SMs
+// the GEMM leaves free, and that finish waits for the GEMM only at its end. A forward launched
+// right after the backward on the same stream and workspace rewrites the SiLU buffer that
+// grad_weight reads (from other rows of temb, so with other values); if the grid after the backward
+// could start before grad_weight has finished, its bytes would change. Every output of the
+// backward must equal that of the same backward run alone. Both dtypes, every bf16 grad_weight
+// family of these batch sizes (streaming, ping-pong) and the fp32 paths.
+TEST_F(KernelPaths, AForwardLaunchedRightAfterTheBackwardLeavesTheBackwardItsInputs) {
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  for (Storage s : {Storage::bfloat16, Storage::float32}) {
+    for (int B : {8, 17, 64, 300, 2047}) {
+      const Device& d = dev(s);
+      const std::size_t es = elem(s);
+      const Problem p{s, B, kK, kN};
+      // temb rows 1 ... B: another s than the backward's rows 0 ... B - 1
+      const ForwardTensors next{static_cast<const unsigned char*>(d.temb) + kK * es, d.weight, d.bias, d.out};
+      const BackwardTensors b{d.temb, d.weight, d.grad_out, d.grad_temb, d.grad_weight, d.grad_bias};
+      const std::pair<void*, std::size_t> grads[] = {{d.grad_temb, std::size_t(B) * kK * es},
+                                                     {d.grad_weight, std::size_t(kN) * kK * es},
+                                                     {d.grad_bias, std::size_t(kN) * es}};
+      auto pass = [&](bool forward_after) {
+        for (auto [ptr, bytes] : grads) EXPECT_EQ(cudaMemsetAsync(ptr, 0xFF, bytes, stream), cudaSuccess);
+        EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+        EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, stream, {}), cudaSuccess);
+        if (forward_after) EXPECT_EQ(launch_forward(p, next, d.workspace, d.workspace_bytes, stream, {}), cudaSuccess);
+        EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+        std::vector<std::vector<unsigned char>> host;
+        for (auto [ptr, bytes] : grads) {
+          std::vector<unsigned char> h(bytes);
+          EXPECT_EQ(cudaMemcpy(h.data(), ptr, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+          host.push_back(std::move(h));
+        }
+        return host;
+      };
+      const auto alone = pass(false);
+      const auto followed = pass(true);
+      for (std::size_t o = 0; o < alone.size(); ++o) {
+        EXPECT_EQ(poison_left(alone[o], es), 0u) << kNames[o + 1] << " not fully written, B = " << B;
+        EXPECT_EQ(differing_elements(alone[o], followed[o], es), 0u)
+            << kNames[o + 1] << ", " << (s == Storage::float32 ? "fp32" : "bf16") << " B = " << B
+            << ": the backward followed at once by a forward differs from the backward alone";
+      }
+    }
+  }
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
 TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
   for (Storage s : {Storage::bfloat16, Storage::float32}) {
     if (s == Storage::bfloat16 && !wgmma_present()) continue;  // refused for another reason there

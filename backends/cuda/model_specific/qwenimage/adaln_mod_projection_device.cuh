@@ -81,6 +81,35 @@ __device__ __forceinline__ void dtemb_combine(const float* __restrict__ partial,
   grad_temb[i] = round_to<T>(g * silu_grad_f32(load_f32(temb + i)));
 }
 
+// dtemb_combine of the kCombineVec elements from i (a multiple of kCombineVec; counts here are
+// multiples of K = 3072), every load issued before the first add: the same arithmetic per element
+// with more reads in flight per thread, for the finish kernel that runs on a few SMs beside the
+// grad_weight GEMM (adaln_mod_projection_kernels.cu).
+constexpr int kCombineVec = 4;
+template <class T>
+__device__ __forceinline__ void dtemb_combine_vec(const float* __restrict__ partial, const T* __restrict__ temb,
+                                                  T* __restrict__ grad_temb, std::int64_t count, std::int64_t i) {
+  struct alignas(16) Part {
+    float v[kCombineVec];
+  };
+  struct alignas(kCombineVec * sizeof(T)) Vec {
+    T v[kCombineVec];
+  };
+  Part p[kSplitN];
+#pragma unroll
+  for (int s = 0; s < kSplitN; ++s) p[s] = *reinterpret_cast<const Part*>(partial + static_cast<std::int64_t>(s) * count + i);
+  const Vec t = *reinterpret_cast<const Vec*>(temb + i);
+  Vec out;
+#pragma unroll
+  for (int q = 0; q < kCombineVec; ++q) {
+    float g = p[0].v[q];
+#pragma unroll
+    for (int s = 1; s < kSplitN; ++s) g += p[s].v[q];
+    out.v[q] = round_to<T>(g * silu_grad_f32(load_f32(&t.v[q])));
+  }
+  *reinterpret_cast<Vec*>(grad_temb + i) = out;
+}
+
 // grad_bias[n] before its rounding, evaluated by one thread from dy_at(b) = dy[b,n] (as float):
 // group j's pair sums chunks j, j + kBiasGroups, ... (kBiasChunk rows each, ascending, a fresh
 // FP32 chunk sum folded into a TwoSum pair), and the groups' pairs are folded in ascending group
@@ -114,6 +143,11 @@ __device__ __forceinline__ float grad_bias_column(DyAt dy_at, int B) {
 // wait in their own await_prior_grids(); kernels call it once their main loop is done (placed
 // earlier, waiting blocks were measured to slow the FP32 tiled GEMMs that shared their SMs), or
 // never, and then the next grid is placed when this one ends. Neither changes what is computed.
+// Since every kernel releases only after its own wait, a grid that is placed has every grid before
+// its predecessor completed. The one kernel that works before its wait uses that: the bf16 finish
+// that runs beside the Hopper grad_weight GEMM (adaln_mod_projection_kernels.cu), which that GEMM
+// releases at its start; it reads only what the grids before the GEMM wrote, writes nothing the
+// GEMM touches, and waits at its end, so that the grid after it waits for the GEMM as well.
 // Before compute capability 9.0 launch::kernel launches plainly and both are empty.
 __device__ __forceinline__ void await_prior_grids() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

@@ -167,6 +167,41 @@ __global__ void __launch_bounds__(kBiasThreads)
   }
 }
 
+// The backward's last outputs beside the Hopper grad_weight GEMM (bf16, B > the streaming
+// kernels' range): the GEMM runs on kFinishBesideSms CTAs fewer than the device has SMs and
+// releases this grid at its start (sm90::gradw_gemm's leave_sms), so these blocks, as many as are
+// resident at once on the SMs it leaves, read the d_temb partials and dy while grad_weight is
+// computed and written, instead of after it. No wait first (adaln_mod_projection_device.cuh):
+// the GEMM released this grid only after each of its CTAs had waited for the grids before it, so
+// the d_temb GEMM that wrote `partial` has completed, and the GEMM still running reads and writes
+// nothing this kernel touches. It waits at its end, so that the grid after it waits for the GEMM
+// too. Each element's arithmetic is that of grad_bias_block / dtemb_combine (dtemb_combine_vec).
+//
+// The SMs left: rlk bench on the H200, forward + backward against the finish after the GEMM
+// (docs/notes/cuda-kernels.md, thirteenth session): 12 of 132 gained at every B measured from 17 to
+// 2048 (B = 64 -3.2 us, 256 -5.8, 1024 -12.4, 2048 -17.7); 8 gained more at 128 ... 256 but lost
+// at 1024 and 2048, where the finish's reads no longer fit under the GEMM; 4 lost from B = 48 on.
+constexpr int kFinishBesideSms = 12;
+// Its blocks per SM: all resident at once (a block placed only after the GEMM would run after it),
+// each combining thread with 128 bytes of partials in flight.
+constexpr int kFinishBlocksPerSm = 4;
+
+template <class T>
+__global__ void __launch_bounds__(kBiasThreads, kFinishBlocksPerSm)
+    backward_finish_beside_kernel(const float* __restrict__ partial, const T* __restrict__ temb,
+                                  T* __restrict__ grad_temb, std::int64_t count, const T* __restrict__ dy,
+                                  T* __restrict__ grad_bias, int B) {
+  for (int block = static_cast<int>(blockIdx.x); block < kBiasBlocks<T>; block += static_cast<int>(gridDim.x)) {
+    grad_bias_block(dy, grad_bias, B, kN, block);
+    __syncthreads();  // group 0 has read the groups' pairs before the next block writes them
+  }
+  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kCombineVec; i < count;
+       i += threads * kCombineVec)
+    dtemb_combine_vec(partial, temb, grad_temb, count, i);
+  await_prior_grids();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Shared GEMM description. Every GEMM here is C[m, c] = sum_r A(m, r) * Bop(c, r) over an
 // r-range, with each operand either r-contiguous (element (i, r) at p[i*ld + r]) or
@@ -1070,11 +1105,18 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
     if (choice.streaming == Streaming::on)  // writes grad_temb and grad_bias too: no finish kernel
       return bf16_stream::grad_weight(B, silu_in_kernel ? t.temb : s, !silu_in_kernel, t.grad_out, t.grad_weight,
                                       bf16_stream::Finish{partial, t.temb, t.grad_temb, t.grad_bias}, stream);
-    err = choice.grad_weight == GemmFamily::mma_sync
-              ? mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream)
-              : sm90::gradw_gemm(choice.grad_weight == GemmFamily::wgmma_pingpong ? sm90::GradWSchedule::pingpong
-                                                                                  : sm90::GradWSchedule::cooperative,
-                                 B, t.grad_out, s, t.grad_weight, stream);
+    if (choice.grad_weight != GemmFamily::mma_sync) {  // the finish runs beside it
+      err = sm90::gradw_gemm(choice.grad_weight == GemmFamily::wgmma_pingpong ? sm90::GradWSchedule::pingpong
+                                                                              : sm90::GradWSchedule::cooperative,
+                             B, t.grad_out, s, t.grad_weight, stream, kFinishBesideSms);
+      if (err != cudaSuccess) return err;
+      const std::int64_t count = static_cast<std::int64_t>(B) * kK;
+      return launch::kernel<backward_finish_beside_kernel<T>>(
+          static_cast<unsigned>(kFinishBesideSms * kFinishBlocksPerSm), kBiasThreads, 0, stream, partial,
+          static_cast<const T*>(t.temb), static_cast<T*>(t.grad_temb), count, static_cast<const T*>(t.grad_out),
+          static_cast<T*>(t.grad_bias), B);
+    }
+    err = mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream);
   } else {
     err = launch_fp32_gemm<Op::kDTemb>(resolve_tiles(choice.fp32.grad_temb, B, kFp32DTembWideFromB), dt, B, kK, kSplitN,
                                        stream);

@@ -8,6 +8,7 @@
 
 #if defined(RLK_WITH_SM90_GEMM)
 
+#include "adaln_mod_projection_device.cuh"
 #include "adaln_mod_projection_launch.hpp"
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
@@ -133,8 +134,26 @@ Stride make_strides(int64_t ld, int64_t batch) {
 // tile's bytes. The kernels are compiled with CUTLASS_ENABLE_GDC_FOR_SM90, so each waits for the
 // grids before it (griddepcontrol.wait in every warp role that reads global memory first) and
 // may be launched by launch::kernel.
+// The grad_weight GEMMs, which may run on fewer CTAs than SMs with the backward's finish beside
+// them (one more kernel instantiation each, below).
 template <class G>
-cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream) {
+constexpr bool kMayLeaveSms = std::is_same_v<G, GradW> || std::is_same_v<G, GradWPingpong>;
+
+// cutlass::device_kernel that lets the grid after it be placed as soon as it has waited for the
+// grids before it (CUTLASS releases after its last tile's main loop; its own waits then return at
+// once). The release still follows this kernel's own wait (adaln_mod_projection_device.cuh).
+template <class Operator>
+__global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlocksPerMultiprocessor)
+    released_at_start(CUTLASS_GRID_CONSTANT typename Operator::Params const params) {
+  extern __shared__ char smem[];
+  device::await_prior_grids();
+  device::release_dependent_grids();
+  Operator op;
+  op(params, smem);
+}
+
+template <class G>
+cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leave_sms = 0) {
   using Kernel = typename G::Kernel;
   int device = 0;
   cudaError_t err = launch::attribute<cudaDevAttrMultiProcessorCount>(&args.hw_info.sm_count);
@@ -146,6 +165,17 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream) {
   if (Kernel::get_workspace_size(args) != 0) return cudaErrorNotSupported;
   if (!Kernel::can_implement(args)) return cudaErrorInvalidValue;
   constexpr int smem = Kernel::SharedStorageSize;
+  if constexpr (kMayLeaveSms<G>) {
+    if (leave_sms > 0) {
+      if (leave_sms >= args.hw_info.sm_count) return cudaErrorInvalidValue;
+      args.hw_info.sm_count -= leave_sms;
+      constexpr auto kernel = released_at_start<Kernel>;
+      if ((err = launch::allow_smem<kernel>(smem)) != cudaSuccess) return err;
+      const typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
+      return launch::kernel<kernel>(Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream, params);
+    }
+  }
+  if (leave_sms != 0) return cudaErrorInvalidValue;
   constexpr auto kernel = cutlass::device_kernel<Kernel>;
   if ((err = launch::allow_smem<kernel>(smem)) != cudaSuccess) return err;
   const typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
@@ -201,10 +231,16 @@ cudaError_t dtemb_with(int B, const void* weight, const void* grad_out, float* p
 }
 
 template <class G>
+cudaError_t gradw_leaving(int B, const void* grad_out, const void* silu, void* grad_weight, cudaStream_t stream,
+                          int leave_sms) {
+  auto args = arguments_of<G>(kN, kK, B, 1, grad_out, kN, 0, silu, kK, 0, static_cast<bf16*>(grad_weight), kK, 0);
+  return run<G>(args, stream, leave_sms);
+}
+
+template <class G>
 cudaError_t gradw_with(int B, const void* grad_out, const void* silu, void* grad_weight,
                        cudaStream_t stream) {
-  auto args = arguments_of<G>(kN, kK, B, 1, grad_out, kN, 0, silu, kK, 0, static_cast<bf16*>(grad_weight), kK, 0);
-  return run<G>(args, stream);
+  return gradw_leaving<G>(B, grad_out, silu, grad_weight, stream, 0);
 }
 
 }  // namespace
@@ -237,10 +273,10 @@ cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* gr
 }
 
 cudaError_t gradw_gemm(GradWSchedule schedule, int B, const void* grad_out, const void* silu,
-                       void* grad_weight, cudaStream_t stream) {
+                       void* grad_weight, cudaStream_t stream, int leave_sms) {
   return schedule == GradWSchedule::pingpong
-             ? gradw_with<GradWPingpong>(B, grad_out, silu, grad_weight, stream)
-             : gradw_with<GradW>(B, grad_out, silu, grad_weight, stream);
+             ? gradw_leaving<GradWPingpong>(B, grad_out, silu, grad_weight, stream, leave_sms)
+             : gradw_leaving<GradW>(B, grad_out, silu, grad_weight, stream, leave_sms);
 }
 
 }  // namespace rlk::cuda::qwenimage::sm90
@@ -255,7 +291,7 @@ cudaError_t forward_gemm(BatchTile, int, const void*, const void*, const void*, 
 cudaError_t dtemb_gemm(BatchTile, int, const void*, const void*, float*, cudaStream_t) {
   return cudaErrorNotSupported;
 }
-cudaError_t gradw_gemm(GradWSchedule, int, const void*, const void*, void*, cudaStream_t) {
+cudaError_t gradw_gemm(GradWSchedule, int, const void*, const void*, void*, cudaStream_t, int) {
   return cudaErrorNotSupported;
 }
 }  // namespace rlk::cuda::qwenimage::sm90

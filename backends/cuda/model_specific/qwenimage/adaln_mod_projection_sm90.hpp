@@ -35,8 +35,12 @@ cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* 
 cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* grad_out,
                        float* partial, cudaStream_t stream);
 
-// gw[n, k] = round(sum_b dy[b, n] s[b, k]), b in ascending 64-row chunks from row 0.
+// gw[n, k] = round(sum_b dy[b, n] s[b, k]), b in ascending 64-row chunks from row 0. With
+// leave_sms > 0 the persistent grid has that many CTAs fewer than the device has SMs (which CTA
+// computes a tile changes, never its bytes), and the grid after it in the stream is placed as soon
+// as each CTA has waited for the grids before it, on the SMs left free (cudaErrorInvalidValue
+// where leave_sms is not below the SM count).
 cudaError_t gradw_gemm(GradWSchedule schedule, int B, const void* grad_out, const void* silu,
-                       void* grad_weight, cudaStream_t stream);
+                       void* grad_weight, cudaStream_t stream, int leave_sms = 0);
 
 }  // namespace rlk::cuda::qwenimage::sm90
