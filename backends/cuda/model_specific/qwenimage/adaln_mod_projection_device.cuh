@@ -147,7 +147,8 @@ __device__ __forceinline__ float grad_bias_column(DyAt dy_at, int B) {
 // its predecessor completed. The one kernel that works before its wait uses that: the bf16 finish
 // that runs beside the Hopper grad_weight GEMM (adaln_mod_projection_kernels.cu), which that GEMM
 // releases at its start; it reads only what the grids before the GEMM wrote, writes nothing the
-// GEMM touches, and waits at its end, so that the grid after it waits for the GEMM as well.
+// GEMM touches, and waits at its end, so that the grid after it waits for the GEMM as well
+// (whether the grid after it would wait for the GEMM anyway is discussed at that kernel).
 // Before compute capability 9.0 launch::kernel launches plainly and both are empty.
 __device__ __forceinline__ void await_prior_grids() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

@@ -175,7 +175,11 @@ __global__ void __launch_bounds__(kBiasThreads)
 // the GEMM released this grid only after each of its CTAs had waited for the grids before it, so
 // the d_temb GEMM that wrote `partial` has completed, and the GEMM still running reads and writes
 // nothing this kernel touches. It waits at its end, so that the grid after it waits for the GEMM
-// too. Each element's arithmetic is that of grad_bias_block / dtemb_combine (dtemb_combine_vec).
+// too. (PTX has griddepcontrol.wait wait for all prerequisite grids in flight, and on the H200 a
+// build without this last wait still passed AForwardLaunchedRightAfterTheBackwardLeavesTheBackwardItsInputs,
+// docs/evidence/h200-46f1925/; the wait keeps the order from resting on that reading, and costs
+// nothing measurable: these blocks have no work left and their SMs no other grid.) Each element's
+// arithmetic is that of grad_bias_block / dtemb_combine (dtemb_combine_vec).
 //
 // The SMs left: rlk bench on the H200, forward + backward against the finish after the GEMM
 // (docs/notes/cuda-kernels.md, thirteenth session): 12 of 132 gained at every B measured from 17 to
