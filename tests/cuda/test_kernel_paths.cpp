@@ -171,6 +171,39 @@ class KernelPaths : public ::testing::Test {
     return host;
   }
 
+  // The three gradients' buffers (device pointer, bytes) at batch B.
+  static Outputs gradients(Storage s, int B) {
+    const Device& d = dev(s);
+    const std::size_t es = elem(s);
+    return {{d.grad_temb, std::size_t(B) * kK * es},
+            {d.grad_weight, std::size_t(kN) * kK * es},
+            {d.grad_bias, std::size_t(kN) * es}};
+  }
+
+  // The outputs' bytes on the host (the caller has synchronized).
+  static std::vector<std::vector<unsigned char>> to_host(const Outputs& outputs) {
+    std::vector<std::vector<unsigned char>> host;
+    for (auto [ptr, bytes] : outputs) {
+      std::vector<unsigned char> h(bytes);
+      EXPECT_EQ(cudaMemcpy(h.data(), ptr, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+      host.push_back(std::move(h));
+    }
+    return host;
+  }
+
+  // The three gradients of `got` fully written and byte-equal to `expected`; `what` says how
+  // `got` was produced.
+  static void expect_same_gradients(const std::vector<std::vector<unsigned char>>& expected,
+                                    const std::vector<std::vector<unsigned char>>& got, Storage s, int B,
+                                    const char* what) {
+    const std::size_t es = elem(s);
+    for (std::size_t o = 0; o < got.size(); ++o) {
+      EXPECT_EQ(poison_left(got[o], es), 0u) << kNames[o + 1] << " not fully written, B = " << B;
+      EXPECT_EQ(differing_elements(expected[o], got[o], es), 0u)
+          << kNames[o + 1] << ", " << (s == Storage::float32 ? "fp32" : "bf16") << " B = " << B << ": " << what;
+    }
+  }
+
   // Runs forward and backward with the given choice; returns the four outputs' bytes.
   static std::vector<std::vector<unsigned char>> run(Storage s, int B, const KernelChoice& choice,
                                                      bool zero_tail_dy = false) {
@@ -416,9 +449,7 @@ TEST_F(KernelPaths, ABackwardLaunchedRightAfterTheForwardReadsWhatTheForwardWrot
       const Problem p{s, B, kK, kN};
       const ForwardTensors f{d.temb, d.weight, d.bias, d.out};
       const BackwardTensors b{d.temb, d.weight, d.out, d.grad_temb, d.grad_weight, d.grad_bias};
-      const std::pair<void*, std::size_t> grads[] = {{d.grad_temb, std::size_t(B) * kK * es},
-                                                     {d.grad_weight, std::size_t(kN) * kK * es},
-                                                     {d.grad_bias, std::size_t(kN) * es}};
+      const Outputs grads = gradients(s, B);
       auto pass = [&](bool synchronize_between) {
         // Poisoned: a backward that read dy before the forward wrote it would see NaN.
         EXPECT_EQ(cudaMemsetAsync(d.out, 0xFF, std::size_t(B) * kN * es, stream), cudaSuccess);
@@ -427,22 +458,12 @@ TEST_F(KernelPaths, ABackwardLaunchedRightAfterTheForwardReadsWhatTheForwardWrot
         if (synchronize_between) EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
         EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, stream, {}), cudaSuccess);
         EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-        std::vector<std::vector<unsigned char>> host;
-        for (auto [ptr, bytes] : grads) {
-          std::vector<unsigned char> h(bytes);
-          EXPECT_EQ(cudaMemcpy(h.data(), ptr, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-          host.push_back(std::move(h));
-        }
-        return host;
+        return to_host(grads);
       };
       const auto chained = pass(false);
-      const auto separated = pass(true);
-      for (std::size_t o = 0; o < chained.size(); ++o) {
-        EXPECT_EQ(poison_left(chained[o], es), 0u) << kNames[o + 1] << " not fully written, B = " << B;
-        EXPECT_EQ(differing_elements(separated[o], chained[o], es), 0u)
-            << kNames[o + 1] << ", " << (s == Storage::float32 ? "fp32" : "bf16") << " B = " << B
-            << ": the backward launched right after the forward differs from the one run after a synchronization";
-      }
+      expect_same_gradients(pass(true), chained, s, B,
+                            "the backward launched right after the forward differs from the one run after a "
+                            "synchronization");
     }
   }
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
@@ -461,36 +482,22 @@ TEST_F(KernelPaths, AForwardLaunchedRightAfterTheBackwardLeavesTheBackwardItsInp
   for (Storage s : {Storage::bfloat16, Storage::float32}) {
     for (int B : {8, 17, 64, 300, 2047}) {
       const Device& d = dev(s);
-      const std::size_t es = elem(s);
       const Problem p{s, B, kK, kN};
       // temb rows 1 ... B: another s than the backward's rows 0 ... B - 1
-      const ForwardTensors next{static_cast<const unsigned char*>(d.temb) + kK * es, d.weight, d.bias, d.out};
+      const ForwardTensors next{static_cast<const unsigned char*>(d.temb) + kK * elem(s), d.weight, d.bias, d.out};
       const BackwardTensors b{d.temb, d.weight, d.grad_out, d.grad_temb, d.grad_weight, d.grad_bias};
-      const std::pair<void*, std::size_t> grads[] = {{d.grad_temb, std::size_t(B) * kK * es},
-                                                     {d.grad_weight, std::size_t(kN) * kK * es},
-                                                     {d.grad_bias, std::size_t(kN) * es}};
+      const Outputs grads = gradients(s, B);
       auto pass = [&](bool forward_after) {
         for (auto [ptr, bytes] : grads) EXPECT_EQ(cudaMemsetAsync(ptr, 0xFF, bytes, stream), cudaSuccess);
         EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
         EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, stream, {}), cudaSuccess);
         if (forward_after) EXPECT_EQ(launch_forward(p, next, d.workspace, d.workspace_bytes, stream, {}), cudaSuccess);
         EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-        std::vector<std::vector<unsigned char>> host;
-        for (auto [ptr, bytes] : grads) {
-          std::vector<unsigned char> h(bytes);
-          EXPECT_EQ(cudaMemcpy(h.data(), ptr, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-          host.push_back(std::move(h));
-        }
-        return host;
+        return to_host(grads);
       };
       const auto alone = pass(false);
-      const auto followed = pass(true);
-      for (std::size_t o = 0; o < alone.size(); ++o) {
-        EXPECT_EQ(poison_left(alone[o], es), 0u) << kNames[o + 1] << " not fully written, B = " << B;
-        EXPECT_EQ(differing_elements(alone[o], followed[o], es), 0u)
-            << kNames[o + 1] << ", " << (s == Storage::float32 ? "fp32" : "bf16") << " B = " << B
-            << ": the backward followed at once by a forward differs from the backward alone";
-      }
+      expect_same_gradients(alone, pass(true), s, B,
+                            "the backward followed at once by a forward differs from the backward alone");
     }
   }
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
