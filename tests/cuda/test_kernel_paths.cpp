@@ -155,22 +155,6 @@ class KernelPaths : public ::testing::Test {
 
   using Outputs = std::vector<std::pair<void*, std::size_t>>;
 
-  // Poisons the outputs (device pointer, bytes), runs `launch`, synchronizes and returns the
-  // outputs' bytes.
-  template <class Launch>
-  static std::vector<std::vector<unsigned char>> bytes_after(const Outputs& outputs, Launch&& launch) {
-    for (auto [ptr, bytes] : outputs) cudaMemset(ptr, 0xFF, bytes);
-    launch();
-    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    std::vector<std::vector<unsigned char>> host;
-    for (auto [ptr, bytes] : outputs) {
-      std::vector<unsigned char> h(bytes);
-      cudaMemcpy(h.data(), ptr, bytes, cudaMemcpyDeviceToHost);
-      host.push_back(std::move(h));
-    }
-    return host;
-  }
-
   // The three gradients' buffers (device pointer, bytes) at batch B.
   static Outputs gradients(Storage s, int B) {
     const Device& d = dev(s);
@@ -189,6 +173,16 @@ class KernelPaths : public ::testing::Test {
       host.push_back(std::move(h));
     }
     return host;
+  }
+
+  // Poisons the outputs (device pointer, bytes), runs `launch`, synchronizes and returns the
+  // outputs' bytes.
+  template <class Launch>
+  static std::vector<std::vector<unsigned char>> bytes_after(const Outputs& outputs, Launch&& launch) {
+    for (auto [ptr, bytes] : outputs) cudaMemset(ptr, 0xFF, bytes);
+    launch();
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    return to_host(outputs);
   }
 
   // The three gradients of `got` fully written and byte-equal to `expected`; `what` says how
@@ -237,15 +231,11 @@ class KernelPaths : public ::testing::Test {
   // (poisoned before the run).
   static std::vector<std::vector<unsigned char>> run_backward(Storage s, int B, const KernelChoice& choice) {
     const Device& d = dev(s);
-    const std::size_t es = elem(s);
     const Problem p{s, B, kK, kN};
     const BackwardTensors b{d.temb, d.weight, d.grad_out, d.grad_temb, d.grad_weight, d.grad_bias};
-    return bytes_after({{d.grad_temb, std::size_t(B) * kK * es},
-                        {d.grad_weight, std::size_t(kN) * kK * es},
-                        {d.grad_bias, std::size_t(kN) * es}},
-                       [&] {
-                         EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, choice), cudaSuccess);
-                       });
+    return bytes_after(gradients(s, B), [&] {
+      EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, choice), cudaSuccess);
+    });
   }
 
   // The bf16 backward with `streaming` (streaming on) against all-mma.sync at every B from 1 to

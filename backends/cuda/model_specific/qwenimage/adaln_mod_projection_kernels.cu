@@ -1063,6 +1063,7 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   unsigned char* base = static_cast<unsigned char*>(ws);
   void* s = base;
   float* partial = reinterpret_cast<float*>(base + silu_bytes(prob));
+  const std::int64_t count = static_cast<std::int64_t>(B) * kK;  // grad_temb's elements (the finish)
   cudaError_t err = cudaSuccess;
   // The streaming kernels compute SiLU themselves (bf16 grad_weight: for the smallest B only).
   const bool silu_in_kernel =
@@ -1114,7 +1115,6 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
                                                                               : sm90::GradWSchedule::cooperative,
                              B, t.grad_out, s, t.grad_weight, stream, kFinishBesideSms);
       if (err != cudaSuccess) return err;
-      const std::int64_t count = static_cast<std::int64_t>(B) * kK;
       return launch::kernel<backward_finish_beside_kernel<T>>(
           static_cast<unsigned>(kFinishBesideSms * kFinishBlocksPerSm), kBiasThreads, 0, stream, partial,
           static_cast<const T*>(t.temb), static_cast<T*>(t.grad_temb), count, static_cast<const T*>(t.grad_out),
@@ -1131,7 +1131,6 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   }
   if (err != cudaSuccess) return err;
 
-  const std::int64_t count = static_cast<std::int64_t>(B) * kK;
   return launch::kernel<backward_finish_kernel<T>>(
       kBiasBlocks<T> + blocks_for(count, kBiasThreads), kBiasThreads, 0, stream, partial,
       static_cast<const T*>(t.temb), static_cast<T*>(t.grad_temb), count, static_cast<const T*>(t.grad_out),

@@ -152,6 +152,17 @@ __global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlo
   op(params, smem);
 }
 
+// Launches `kernel` (a body for G's kernel) on the grid CUTLASS sizes from `args`, its
+// shared-memory limit raised once per device.
+template <class G, auto kernel>
+cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t stream) {
+  using Kernel = typename G::Kernel;
+  constexpr int smem = Kernel::SharedStorageSize;
+  if (const cudaError_t err = launch::allow_smem<kernel>(smem); err != cudaSuccess) return err;
+  const typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
+  return launch::kernel<kernel>(Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream, params);
+}
+
 template <class G>
 cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leave_sms = 0) {
   using Kernel = typename G::Kernel;
@@ -164,22 +175,15 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leav
   // version that did would be refused here instead of writing through a null pointer.
   if (Kernel::get_workspace_size(args) != 0) return cudaErrorNotSupported;
   if (!Kernel::can_implement(args)) return cudaErrorInvalidValue;
-  constexpr int smem = Kernel::SharedStorageSize;
   if constexpr (kMayLeaveSms<G>) {
     if (leave_sms > 0) {
       if (leave_sms >= args.hw_info.sm_count) return cudaErrorInvalidValue;
       args.hw_info.sm_count -= leave_sms;
-      constexpr auto kernel = released_at_start<Kernel>;
-      if ((err = launch::allow_smem<kernel>(smem)) != cudaSuccess) return err;
-      const typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
-      return launch::kernel<kernel>(Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream, params);
+      return launch_gemm<G, released_at_start<Kernel>>(args, stream);
     }
   }
   if (leave_sms != 0) return cudaErrorInvalidValue;
-  constexpr auto kernel = cutlass::device_kernel<Kernel>;
-  if ((err = launch::allow_smem<kernel>(smem)) != cudaSuccess) return err;
-  const typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
-  return launch::kernel<kernel>(Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream, params);
+  return launch_gemm<G, cutlass::device_kernel<Kernel>>(args, stream);
 }
 
 // One GEMM's arguments: problem (M, N, K, L), each operand with its leading and batch (L)
