@@ -1,6 +1,7 @@
 // The CUDA plugin may pick its kernels by B (bf16: mma.sync, or wgmma with a narrow or wide
 // batch tile, cooperative or ping-pong, or the streaming forward up to B = 8; fp32: tiled
-// CUDA-core GEMMs in three tilings, or the streaming kernels up to B = 16) only because every choice gives the
+// CUDA-core GEMMs in three tilings, CUTLASS's SIMT GEMMs in two, or the streaming kernels up to
+// B = 16) only because every choice gives the
 // same bytes. This checks that claim directly
 // on the kernels: each implementation, forced, against one reference implementation, byte for
 // byte, for every output, at batch sizes on both sides of each switch point; outputs are
@@ -322,6 +323,37 @@ TEST_F(KernelPaths, Fp32TiledGemmsGiveTheSameBytesWhateverTheirTiles) {
   }
 }
 
+// From B = 96 (d_temb) and 384 (forward) the fp32 path runs CUTLASS's SIMT GEMMs where the sm_90a
+// kernels run (the forward computing y transposed, then adding the bias), in 128 x 256 tiles from
+// 512 (d_temb) and 768 (forward): each tiling forced for both GEMMs, and the automatic choice,
+// against the library's 64 x 64 tiles, at batch sizes on both sides of each switch, past a tile's
+// width (300: 256 + 44 rows) and at the largest batch.
+TEST_F(KernelPaths, Fp32CutlassGemmsGiveTheBytesOfTheLibrarysTiles) {
+  if (!wgmma_present()) GTEST_SKIP() << wgmma_absent_reason();
+  const Fp32Tiles narrow = Fp32Tiles::narrow;
+  const std::pair<Fp32TileChoice, const char*> others[] = {
+      {{Fp32Tiles::cutlass_narrow, Fp32Tiles::cutlass_narrow, narrow}, "CUTLASS 64 x 128 tiles"},
+      {{Fp32Tiles::cutlass_wide, Fp32Tiles::cutlass_wide, narrow}, "CUTLASS 128 x 256 tiles"},
+      {{}, "automatic tiles"}};
+  for (int B : {1, 9, 95, 96, 300, 383, 384, 511, 512, 767, 768, 2048}) {
+    KernelChoice choice;
+    choice.streaming = Streaming::off;
+    choice.fp32 = {narrow, narrow, narrow};
+    const auto reference = run(Storage::float32, B, choice);
+    for (std::size_t o = 0; o < reference.size(); ++o)
+      ASSERT_EQ(poison_left(reference[o], 4), 0u) << kNames[o] << " not fully written by the narrow tiles at B = " << B;
+    for (const auto& [tiles, name] : others) {
+      choice.fp32 = tiles;
+      const auto got = run(Storage::float32, B, choice);
+      for (std::size_t o = 0; o < got.size(); ++o) {
+        ASSERT_EQ(poison_left(got[o], 4), 0u) << kNames[o] << " not fully written by the " << name << " at B = " << B;
+        EXPECT_EQ(differing_elements(reference[o], got[o], 4), 0u)
+            << kNames[o] << " at B = " << B << ": the " << name << " differ from the 64 x 64 ones";
+      }
+    }
+  }
+}
+
 TEST_F(KernelPaths, Fp32StreamingKernelsGiveTheBytesOfTheTiledOnesAtEveryBatchTheyTake) {
   if (const std::string why = streaming_absent_reason(); !why.empty()) GTEST_SKIP() << why;
   for (int B = 1; B <= fp32_stream::kMaxB; ++B) {
@@ -540,9 +572,11 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
                   cudaErrorInvalidValue);
       }
     }
-    if (s == Storage::float32) {  // only the forward has 144-row tiles
+    if (s == Storage::float32) {  // only the forward has 144-row tiles; grad_weight has no CUTLASS tiles
       for (const Fp32TileChoice t : {Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::tall, Fp32Tiles::automatic},
-                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::tall}}) {
+                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::tall},
+                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::cutlass_narrow},
+                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::cutlass_wide}}) {
         KernelChoice c;
         c.fp32 = t;
         EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);

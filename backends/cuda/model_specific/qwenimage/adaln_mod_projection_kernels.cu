@@ -13,9 +13,10 @@
 // runs may depend on B (resolve_bf16() below) because all give the same bytes: each element is
 // the same chain of k16 tensor-core steps into one FP32 accumulator
 // (tests/cuda/test_kernel_paths.cpp checks it).
-// The fp32 path likewise has two implementations, the tiled CUDA-core GEMMs below (simt::)
-// and, for B <= 16, the streaming kernels of adaln_mod_projection_fp32_stream.cu, which evaluate
-// the same FMA chains (tests/cuda/test_kernel_paths.cpp compares them).
+// The fp32 path likewise has three implementations, the tiled CUDA-core GEMMs below (simt::),
+// for B <= 16 the streaming kernels of adaln_mod_projection_fp32_stream.cu, and for the forward
+// and d_temb at larger B on sm_90 CUTLASS's SIMT GEMMs (adaln_mod_projection_sm90_fp32.cu), which
+// evaluate the same FMA chains (tests/cuda/test_kernel_paths.cpp compares them).
 //
 // Reductions (all in ascending order, no atomics). "r-tile" is the op's fixed reduction tile
 // (bf16: mma::*Config::BR, then k16 MMA steps inside it; fp32: single FFMAs, grad_w folding
@@ -73,6 +74,45 @@ __global__ void __launch_bounds__(kSiluThreads) silu_kernel(const T* __restrict_
 #pragma unroll
   for (int q = 0; q < kSiluVec; ++q) y.v[q] = round_to<T>(silu_f32(load_f32(&x.v[q])));
   *reinterpret_cast<Vec*>(s + i) = y;
+}
+
+// The fp32 forward on CUTLASS's SIMT GEMM computes y transposed (sm90::fp32_forward_transposed:
+// its operands then have the layouts that GEMM streams fastest), between these two kernels:
+// silu_t[k, b] = silu(temb[b, k]) (silu_kernel's arithmetic), and y[b, n] = y_t[n, b] + bias[n]
+// (the contract's one rounding of the sum plus the bias, as the tiled forward adds them). Each
+// block moves a 32 x 32 tile through shared memory (rows padded by one float against bank
+// conflicts), so both its reads and its writes are rows of 32 consecutive floats.
+constexpr int kTransposeTile = 32;
+constexpr int kTransposeRows = 8;  // threads per block: 32 x 8, four elements each
+
+__global__ void __launch_bounds__(kTransposeTile * kTransposeRows)
+    silu_transposed_kernel(const float* __restrict__ temb, float* __restrict__ silu_t, int B) {
+  __shared__ float tile[kTransposeTile][kTransposeTile + 1];
+  await_prior_grids();
+  const int k0 = blockIdx.x * kTransposeTile, b0 = blockIdx.y * kTransposeTile;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (int i = ty; i < kTransposeTile; i += kTransposeRows)
+    if (b0 + i < B) tile[i][tx] = silu_f32(temb[static_cast<std::int64_t>(b0 + i) * kK + k0 + tx]);
+  __syncthreads();
+  for (int i = ty; i < kTransposeTile; i += kTransposeRows)
+    if (b0 + tx < B) silu_t[static_cast<std::int64_t>(k0 + i) * B + b0 + tx] = tile[tx][i];
+  release_dependent_grids();
+}
+
+__global__ void __launch_bounds__(kTransposeTile * kTransposeRows)
+    bias_transposed_kernel(const float* __restrict__ out_t, const float* __restrict__ bias, float* __restrict__ out,
+                           int B) {
+  __shared__ float tile[kTransposeTile][kTransposeTile + 1];
+  await_prior_grids();
+  const int n0 = blockIdx.x * kTransposeTile, b0 = blockIdx.y * kTransposeTile;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (int i = ty; i < kTransposeTile; i += kTransposeRows)
+    if (b0 + tx < B) tile[i][tx] = out_t[static_cast<std::int64_t>(n0 + i) * B + b0 + tx];
+  __syncthreads();
+  const float b = bias[n0 + tx];
+  for (int i = ty; i < kTransposeTile; i += kTransposeRows)
+    if (b0 + i < B) out[static_cast<std::int64_t>(b0 + i) * kN + n0 + tx] = tile[tx][i] + b;
+  release_dependent_grids();
 }
 
 // grad_bias[n]: kBiasGroups thread groups per column. Group j sums chunks j, j + kBiasGroups,
@@ -814,6 +854,11 @@ std::size_t silu_bytes(const Problem& p) {
   return align_up(static_cast<std::size_t>(p.B) * kK * elem_size(p.storage), 256);
 }
 
+// The fp32 forward's y transposed, where CUTLASS's tiles compute it (forward_fp32_transposed).
+std::size_t transposed_out_bytes(const Problem& p) {
+  return p.storage == Storage::float32 ? align_up(static_cast<std::size_t>(p.B) * kN * sizeof(float), 256) : 0;
+}
+
 std::size_t partial_bytes(const Problem& p) {
   return static_cast<std::size_t>(kSplitN) * static_cast<std::size_t>(p.B) * kK * sizeof(float);
 }
@@ -988,20 +1033,59 @@ cudaError_t resolve_fp32(KernelChoice* g, int B, int up_to_b) {
 // 64 x 64 ones. The forward's 144-row tiles make 128 CTAs per 64 batch columns, one per SM of an
 // H200 (two per SM by their shared memory, so two batch tiles are one wave), where its 64-row tiles
 // make 288 (2.2 per SM, a third of the SMs running one more than the others), and they need fewer
-// shared loads per FMA. Speed only: every tiling gives the same bytes.
+// shared loads per FMA. From the CUTLASS switch points on, where the sm_90a kernels run, CUTLASS's
+// SIMT GEMMs (sm90::fp32_*) instead, 64 x 128 tiles and from the second point 128 x 256 ones:
+// measured with `rlk bench` against these tiles at B = 17 ... 1024 (docs/notes/cuda-kernels.md,
+// fourteenth session), the forward's equal at 256, 68 us faster at 384; d_temb's 25 us slower at
+// 64, 62 us faster at 96. Speed only: every tiling gives the same bytes.
 constexpr int kFp32ForwardWideFromB = 1024;
 constexpr int kFp32DTembWideFromB = 128;
 constexpr int kFp32GradWWideFromB = 1;  // every B (its c is K = 3072)
+constexpr int kFp32ForwardCutlassFromB = 384;
+constexpr int kFp32ForwardCutlassWideFromB = 768;
+constexpr int kFp32DTembCutlassFromB = 96;
+constexpr int kFp32DTembCutlassWideFromB = 512;
 
-// `below_wide`: what runs below `wide_from_b` (the 64 x 64 tiles, or for the forward the 144 x 64 ones).
-Fp32Tiles resolve_tiles(Fp32Tiles t, int B, int wide_from_b, Fp32Tiles below_wide = Fp32Tiles::narrow) {
-  if (t != Fp32Tiles::automatic) return t;
-  return B >= wide_from_b ? Fp32Tiles::wide : below_wide;
+bool is_cutlass(Fp32Tiles t) { return t == Fp32Tiles::cutlass_narrow || t == Fp32Tiles::cutlass_wide; }
+
+sm90::Fp32Tile cutlass_tile(Fp32Tiles t) {
+  return t == Fp32Tiles::cutlass_wide ? sm90::Fp32Tile::wide : sm90::Fp32Tile::narrow;
 }
 
-// One fp32 tiled GEMM: c_extent columns, m_extent rows, `slices` r-slices of p.r_len each. The
+// Resolves the `automatic` fp32 tilings of the GEMMs a call in `direction` runs, and refuses
+// (before anything is launched) a forced tiling a GEMM does not have, cudaErrorInvalidValue: the
+// 144-row tiles outside the forward, CUTLASS's tiles on grad_weight; or one this device cannot
+// run, cudaErrorNotSupported: CUTLASS's tiles without the sm_90a kernels (they live in the sm90
+// object and are built for sm_90a alone).
+cudaError_t resolve_fp32_tiles(Fp32TileChoice* t, int B, Direction direction) {
+  bool usable = false;
+  if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
+  if (direction == Direction::forward) {
+    if (is_cutlass(t->forward) && !usable) return cudaErrorNotSupported;
+    if (t->forward == Fp32Tiles::automatic)
+      t->forward = usable && B >= kFp32ForwardCutlassWideFromB ? Fp32Tiles::cutlass_wide
+                   : usable && B >= kFp32ForwardCutlassFromB   ? Fp32Tiles::cutlass_narrow
+                   : B >= kFp32ForwardWideFromB                ? Fp32Tiles::wide
+                                                               : Fp32Tiles::tall;
+    return cudaSuccess;
+  }
+  if (t->grad_temb == Fp32Tiles::tall || t->grad_weight == Fp32Tiles::tall || is_cutlass(t->grad_weight))
+    return cudaErrorInvalidValue;
+  if (is_cutlass(t->grad_temb) && !usable) return cudaErrorNotSupported;
+  if (t->grad_temb == Fp32Tiles::automatic)
+    t->grad_temb = usable && B >= kFp32DTembCutlassWideFromB ? Fp32Tiles::cutlass_wide
+                   : usable && B >= kFp32DTembCutlassFromB   ? Fp32Tiles::cutlass_narrow
+                   : B >= kFp32DTembWideFromB                ? Fp32Tiles::wide
+                                                             : Fp32Tiles::narrow;
+  if (t->grad_weight == Fp32Tiles::automatic)
+    t->grad_weight = B >= kFp32GradWWideFromB ? Fp32Tiles::wide : Fp32Tiles::narrow;
+  return cudaSuccess;
+}
+
+// One fp32 tiled GEMM of the library's own tiles (resolved: never automatic or CUTLASS's):
+// c_extent columns, m_extent rows, `slices` r-slices of p.r_len each. The
 // 144-row tiles exist for the forward only (the i-contiguous A of the other two is read in groups
-// of four rows per thread; launch_backward refuses them before anything runs).
+// of four rows per thread; resolve_fp32_tiles refuses them before anything runs).
 template <Op op>
 cudaError_t launch_fp32_gemm(Fp32Tiles tiles, const GemmParams& p, int c_extent, int m_extent, int slices,
                              cudaStream_t stream) {
@@ -1021,15 +1105,39 @@ sm90::BatchTile tile_of(GemmFamily f) {
                                                  : sm90::BatchTile::wide;
 }
 
+// The fp32 forward on CUTLASS's SIMT GEMM: SiLU transposed into the workspace, y transposed after
+// it (forward_workspace_bytes holds both), then y with its bias.
+cudaError_t forward_fp32_transposed(const Problem& prob, const ForwardTensors& t, void* ws, Fp32Tiles tiles,
+                                    cudaStream_t stream) {
+  const int B = static_cast<int>(prob.B);
+  float* silu_t = static_cast<float*>(ws);
+  float* out_t = reinterpret_cast<float*>(static_cast<unsigned char*>(ws) + silu_bytes(prob));
+  const unsigned batch_tiles = static_cast<unsigned>((B + kTransposeTile - 1) / kTransposeTile);
+  const dim3 block(kTransposeTile, kTransposeRows);
+  cudaError_t err = launch::kernel<silu_transposed_kernel>(dim3(kK / kTransposeTile, batch_tiles), block, 0, stream,
+                                                          static_cast<const float*>(t.temb), silu_t, B);
+  if (err == cudaSuccess)
+    err = sm90::fp32_forward_transposed(cutlass_tile(tiles), B, static_cast<const float*>(t.weight), silu_t, out_t,
+                                        stream);
+  if (err != cudaSuccess) return err;
+  return launch::kernel<bias_transposed_kernel>(dim3(kN / kTransposeTile, batch_tiles), block, 0, stream,
+                                                static_cast<const float*>(out_t),
+                                                static_cast<const float*>(t.bias), static_cast<float*>(t.out), B);
+}
+
 template <class T>
-cudaError_t forward_impl(int B, const ForwardTensors& t, void* ws, const KernelChoice& choice,
+cudaError_t forward_impl(const Problem& prob, const ForwardTensors& t, void* ws, const KernelChoice& choice,
                          cudaStream_t stream) {
+  const int B = static_cast<int>(prob.B);
   if (choice.streaming == Streaming::on) {  // the streaming kernels compute SiLU themselves
     if constexpr (sizeof(T) == 4)
       return fp32_stream::forward(B, static_cast<const float*>(t.temb), static_cast<const float*>(t.weight),
                                   static_cast<const float*>(t.bias), static_cast<float*>(t.out), stream);
     else
       return bf16_stream::forward(B, t.temb, t.weight, t.bias, t.out, stream);
+  }
+  if constexpr (sizeof(T) == 4) {
+    if (is_cutlass(choice.fp32.forward)) return forward_fp32_transposed(prob, t, ws, choice.fp32.forward, stream);
   }
   cudaError_t err = launch_silu<T>(t.temb, ws, B, stream);
   if (err != cudaSuccess) return err;
@@ -1052,8 +1160,7 @@ cudaError_t forward_impl(int B, const ForwardTensors& t, void* ws, const KernelC
   if constexpr (sizeof(T) == 2) {
     return mma::launch<mma::FwdConfig, Op::kForward>(p, B, kN, 1, stream);
   } else {
-    return launch_fp32_gemm<Op::kForward>(
-        resolve_tiles(choice.fp32.forward, B, kFp32ForwardWideFromB, Fp32Tiles::tall), p, B, kN, 1, stream);
+    return launch_fp32_gemm<Op::kForward>(choice.fp32.forward, p, B, kN, 1, stream);
   }
 }
 
@@ -1122,12 +1229,13 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
     }
     err = mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream);
   } else {
-    err = launch_fp32_gemm<Op::kDTemb>(resolve_tiles(choice.fp32.grad_temb, B, kFp32DTembWideFromB), dt, B, kK, kSplitN,
-                                       stream);
+    err = is_cutlass(choice.fp32.grad_temb)
+              ? sm90::fp32_dtemb_gemm(cutlass_tile(choice.fp32.grad_temb), B, static_cast<const float*>(t.weight),
+                                      static_cast<const float*>(t.grad_out), partial, stream)
+              : launch_fp32_gemm<Op::kDTemb>(choice.fp32.grad_temb, dt, B, kK, kSplitN, stream);
     if (err != cudaSuccess) return err;
     gw.r_len = round_up_int(B, simt::kBR);
-    err = launch_fp32_gemm<Op::kGradW>(resolve_tiles(choice.fp32.grad_weight, B, kFp32GradWWideFromB), gw, kK, kN, 1,
-                                       stream);
+    err = launch_fp32_gemm<Op::kGradW>(choice.fp32.grad_weight, gw, kK, kN, 1, stream);
   }
   if (err != cudaSuccess) return err;
 
@@ -1151,7 +1259,7 @@ __global__ void strict_probe_kernel(const float* num, const float* den, float su
 
 std::size_t forward_workspace_bytes(const Problem& problem) {
   if (!supported(problem)) return 0;
-  return silu_bytes(problem);
+  return silu_bytes(problem) + transposed_out_bytes(problem);
 }
 
 std::size_t backward_workspace_bytes(const Problem& problem) {
@@ -1167,12 +1275,13 @@ cudaError_t launch_forward(const Problem& problem, const ForwardTensors& tensors
     return cudaErrorInvalidValue;
   const int B = static_cast<int>(problem.B);
   if (problem.storage == Storage::float32) {
-    if (const cudaError_t err = resolve_fp32(&choice, B, kFp32StreamingForwardUpToB); err != cudaSuccess)
-      return err;
-    return forward_impl<float>(B, tensors, workspace, choice, stream);
+    cudaError_t err = resolve_fp32(&choice, B, kFp32StreamingForwardUpToB);
+    if (err == cudaSuccess) err = resolve_fp32_tiles(&choice.fp32, B, Direction::forward);
+    if (err != cudaSuccess) return err;
+    return forward_impl<float>(problem, tensors, workspace, choice, stream);
   }
   if (const cudaError_t err = resolve_bf16(&choice, B, Direction::forward); err != cudaSuccess) return err;
-  return forward_impl<bf16>(B, tensors, workspace, choice, stream);
+  return forward_impl<bf16>(problem, tensors, workspace, choice, stream);
 }
 
 cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tensors, void* workspace,
@@ -1187,9 +1296,7 @@ cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tenso
       err = resolve_bf16(&choice, B, Direction::backward);
     } else {
       err = resolve_fp32(&choice, B, kFp32StreamingBackwardUpToB);
-      // The 144-row tiles are the forward's alone: refused here, before anything is launched.
-      if (choice.fp32.grad_temb == Fp32Tiles::tall || choice.fp32.grad_weight == Fp32Tiles::tall)
-        err = cudaErrorInvalidValue;
+      if (err == cudaSuccess) err = resolve_fp32_tiles(&choice.fp32, B, Direction::backward);
     }
     if (err != cudaSuccess) return err;
   }

@@ -118,4 +118,17 @@ cudaError_t kernel(dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream,
   return cudaLaunchKernelEx(&config, Fn, std::forward<Args>(args)...);
 }
 
+// Launches `Fn` on `stream` after everything before it there has completed: for kernels that do
+// not call device::await_prior_grids() (a library's, such as CUTLASS 2.x's), which launch::kernel
+// must not start early. The kernel after it may still be launched by launch::kernel.
+template <auto Fn, class... Args>
+cudaError_t plain(dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  return cudaLaunchKernelEx(&config, Fn, std::forward<Args>(args)...);
+}
+
 }  // namespace rlk::cuda::qwenimage::launch
