@@ -176,6 +176,28 @@ TEST_P(Invariance, TheVeryFirstCallCanBeCapturedIntoAGraph) {
   EXPECT_EQ(replays[0].grad_bias.bytes, eager.grad_bias.bytes);
 }
 
+// The same for the large-batch kernels, whose first launch sets up other kernels: at B = 768 fp32
+// runs CUTLASS's SIMT GEMMs for the forward and d_temb (launched without programmatic overlap, their
+// shared-memory limits raised on first use) between the library's own kernels, bf16 the 128-row
+// swapped forward tiles and the 128 x 128 d_temb tiles.
+TEST_P(Invariance, TheVeryFirstLargeBatchCallCanBeCapturedIntoAGraph) {
+  REQUIRE_CUDA_OP(op, 0);
+  const DType dtype = GetParam();
+  const Inputs in = make_inputs(dtype, 768, 13, ModStream::text);
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  const std::vector<Outputs> replays = run_through_graph(*op, in, stream, 2);
+  const Outputs eager = run_on_gpu(*op, in, stream);
+  cudaStreamDestroy(stream);
+  ASSERT_EQ(replays.size(), 2u);
+  for (const Outputs& replay : replays) {
+    EXPECT_EQ(replay.out.bytes, eager.out.bytes);
+    EXPECT_EQ(replay.grad_temb.bytes, eager.grad_temb.bytes);
+    EXPECT_EQ(replay.grad_weight.bytes, eager.grad_weight.bytes);
+    EXPECT_EQ(replay.grad_bias.bytes, eager.grad_bias.bytes);
+  }
+}
+
 TEST_P(Invariance, NanAndInfPropagateOnlyToTheirRows) {
   REQUIRE_CUDA_OP(op, 0);
   const DType dtype = GetParam();

@@ -9,8 +9,10 @@
 //   - every config's sampled elements (1024 per GEMM and B) against the same chain run on the host
 //     with std::fmaf (IEEE fused multiply-add: the GPU's FFMA bit for bit), compared as bits;
 //   - the median time of each config, and of cuBLAS's SGEMM (no TF32) on the same shapes.
-// Forward: y[b][n] = sum_k s[b][k] W[n][k] + bias[n], computed transposed (run_forward) with the
-// bias added in the transposing kernel (one rounding of acc + bias, as the contract says). d_temb: P[l][b][k] = sum_{n in slice l} dy[b][n] W[n][k].
+// Forward: y[b][n] = sum_k s[b][k] W[n][k] + bias[n], computed transposed (run_forward, the form the
+// library runs) with the bias added in the transposing kernel (one rounding of acc + bias, as the
+// contract says), and directly (run_forward_direct: SiLU transposed as a column-major A, W as a
+// column-major B, the bias as a broadcast C with beta = 1). d_temb: P[l][b][k] = sum_{n in slice l} dy[b][n] W[n][k].
 //
 // Build alone: nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I<cutlass include>
 //                   fp32_simt_check.cu -lcublas -o fp32_simt_check
@@ -38,9 +40,9 @@ using RowMajor = cutlass::layout::RowMajor;
 using ColumnMajor = cutlass::layout::ColumnMajor;
 using Epilogue = cutlass::epilogue::thread::LinearCombination<float, 1, float, float>;
 
-template <class LayoutB, int TbM, int TbN, int WM, int WN, int Stages>
+template <class LayoutA, class LayoutB, int TbM, int TbN, int WM, int WN, int Stages>
 using SimtGemm = cutlass::gemm::device::GemmUniversal<
-    float, RowMajor, float, LayoutB, float, RowMajor, float, cutlass::arch::OpClassSimt, cutlass::arch::Sm80,
+    float, LayoutA, float, LayoutB, float, RowMajor, float, cutlass::arch::OpClassSimt, cutlass::arch::Sm80,
     cutlass::gemm::GemmShape<TbM, TbN, 8>, cutlass::gemm::GemmShape<WM, WN, 8>, cutlass::gemm::GemmShape<1, 1, 1>,
     Epilogue, cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<>, Stages, 1, 1>;
 
@@ -139,6 +141,25 @@ void run_forward(const Buffers& d, int B) {
   bias_transpose<<<dim3(kN / 32, (B + 31) / 32), dim3(32, 8)>>>(d.yt, d.bias, d.y, B);
 }
 
+// The forward as y[b][n] directly, with SiLU transposed: A = sT (B x 3072, column-major: the batch
+// contiguous), B = W (3072 x 18432, column-major: the reduction contiguous), the bias as a C of row
+// stride 0 with beta = 1 (D = 1 * acc + 1 * bias: one rounding of acc + bias), D = y row-major.
+template <class G>
+void run_forward_direct(const Buffers& d, int B) {
+  transpose_s<<<dim3(kK / 32, (B + 31) / 32), dim3(32, 8)>>>(d.s, d.st, B);
+  typename G::Arguments args(cutlass::gemm::GemmUniversalMode::kGemm, {B, kN, kK}, 1, {1.0f, 1.0f}, d.st, d.w,
+                             d.bias, d.y, 0, 0, 0, 0, B, kK, 0, kN);
+  G gemm;
+  if (gemm.can_implement(args) != cutlass::Status::kSuccess) {
+    std::printf("forward direct: cannot implement\n");
+    std::exit(1);
+  }
+  if (gemm.initialize(args, nullptr) != cutlass::Status::kSuccess || gemm() != cutlass::Status::kSuccess) {
+    std::printf("forward direct: launch failed\n");
+    std::exit(1);
+  }
+}
+
 template <class G>
 void run_dtemb(const Buffers& d, int B) {
   typename G::Arguments args(cutlass::gemm::GemmUniversalMode::kBatched, {B, kK, kSlice}, kSplitN, {1.0f, 0.0f},
@@ -161,8 +182,9 @@ struct Host {
 
 template <int TbM, int TbN, int WM, int WN, int Stages>
 void config(const char* name, const Buffers& d, const Host& h, const std::vector<int>& batches) {
-  using Fwd = SimtGemm<RowMajor, TbM, TbN, WM, WN, Stages>;
+  using Fwd = SimtGemm<RowMajor, RowMajor, TbM, TbN, WM, WN, Stages>;
   using Dt = Fwd;
+  using Direct = SimtGemm<ColumnMajor, ColumnMajor, TbM, TbN, WM, WN, Stages>;
   for (int B : batches) {
     CK(cudaMemset(d.y, 0xff, size_t(B) * kN * sizeof(float)));  // poison: an unwritten element fails
     CK(cudaMemset(d.p, 0xff, size_t(kSplitN) * B * kK * sizeof(float)));
@@ -173,9 +195,15 @@ void config(const char* name, const Buffers& d, const Host& h, const std::vector
     const int bad_d = check_dtemb(d, B, h.dy, h.w);
     const double tf = median_ms(2, 10, [&](int) { run_forward<Fwd>(d, B); });
     const double td = median_ms(2, 10, [&](int) { run_dtemb<Dt>(d, B); });
+    CK(cudaMemset(d.y, 0xff, size_t(B) * kN * sizeof(float)));
+    run_forward_direct<Direct>(d, B);
+    CK(cudaDeviceSynchronize());
+    const int bad_x = check_forward(d, B, h.s, h.w, h.bias);
+    const double tx = median_ms(2, 10, [&](int) { run_forward_direct<Direct>(d, B); });
     const double gf = 2.0 * B * kK * double(kN) * 1e-9;
-    std::printf("%-22s B=%5d  forward %8.4f ms (%5.1f TFLOP/s, %d/1024 bits differ)  d_temb %8.4f ms (%5.1f TFLOP/s, %d/1024 differ)\n",
-                name, B, tf, gf / tf, bad_f, td, gf / td, bad_d);
+    std::printf("%-22s B=%5d  forward %8.4f ms (%5.1f TFLOP/s, %d/1024 bits differ)  d_temb %8.4f ms (%5.1f TFLOP/s, %d/1024 differ)"
+                "  forward direct %8.4f ms (%5.1f TFLOP/s, %d/1024 differ)\n",
+                name, B, tf, gf / tf, bad_f, td, gf / td, bad_d, tx, gf / tx, bad_x);
     std::fflush(stdout);
   }
 }
@@ -231,5 +259,6 @@ int main(int argc, char** argv) {
   config<128, 128, 32, 64, 4>("simt-128x128-w32x64-s4", d, h, batches);
   config<128, 64, 64, 32, 4>("simt-128x64-w64x32-s4", d, h, batches);
   config<64, 128, 32, 64, 5>("simt-64x128-w32x64-s5", d, h, batches);
+  config<64, 256, 32, 64, 4>("simt-64x256-w32x64-s4", d, h, batches);
   return 0;
 }
