@@ -145,6 +145,18 @@ TEST_F(RlkCliTest, BadCommandLineFailsWithOneLine) {
   one_error_line(rlk(std::string("run ") + kKey + " --device cpu"));
 }
 
+// The bench's counts are checked before any device is touched: a negative warm-up is refused
+// naming the option and its range; no warm-up at all is a valid count (the call then fails only
+// for what this machine lacks, never for --warmup).
+TEST_F(RlkCliTest, BenchTakesZeroWarmUpsAndRefusesANegativeCountNamingIt) {
+  const std::string negative = one_error_line(rlk(std::string("bench ") + kKey + " --device cuda:0 --warmup -1"));
+  EXPECT_NE(negative.find("--warmup"), std::string::npos) << negative;
+  EXPECT_NE(negative.find("0 to 100000"), std::string::npos) << negative;
+  const std::string none = one_error_line(rlk(std::string("bench ") + kKey + " --device cpu --warmup 0"));
+  EXPECT_EQ(none.find("--warmup"), std::string::npos) << none;
+  EXPECT_NE(none.find("--device"), std::string::npos) << none;
+}
+
 TEST_F(RlkCliTest, EverySubcommandHelpExitsZero) {
   for (const std::string command : {"", "list", "explain", "make-inputs", "run"}) {
     const Completed help = rlk(command + " --help");

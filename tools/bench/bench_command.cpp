@@ -320,7 +320,7 @@ void add_bench_command(CLI::App& program, cli::Command& selected) {
   bench->add_option("--device", options->device, "CUDA device, e.g. cuda:0")->capture_default_str();
   bench->add_option("--dtype", options->dtypes, "bf16 and/or fp32 (comma-separated)")->delimiter(',')->capture_default_str();
   bench->add_option("--batch", options->batches, "batch sizes (comma-separated)")->delimiter(',')->capture_default_str();
-  bench->add_option("--warmup", options->warmup, "warm-up runs per path")->capture_default_str()->check(CLI::PositiveNumber);
+  bench->add_option("--warmup", options->warmup, "warm-up runs per path")->capture_default_str()->check(CLI::Range(0, 100000));
   bench->add_option("--repeats", options->repeats, "timed runs per path (median taken)")->capture_default_str()->check(CLI::Range(5, 100000));
   bench->add_option("--json", options->json_path, "write the report as JSON");
   bench->add_option("--plot", options->plot_path, "write a PNG plot of time against B (python3 + matplotlib)");
