@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -255,6 +256,30 @@ class KernelPaths : public ::testing::Test {
     }
   }
 
+  // fp32 forward + backward (streaming off) with each tiling of `others` against the library's
+  // 64 x 64 tiles at every B of `batches`: all four outputs fully written and byte-equal.
+  static void expect_fp32_tilings_give_the_narrow_bytes(std::initializer_list<int> batches,
+                                                        const std::vector<std::pair<Fp32TileChoice, const char*>>& others) {
+    const Fp32Tiles narrow = Fp32Tiles::narrow;
+    for (int B : batches) {
+      KernelChoice choice;
+      choice.streaming = Streaming::off;
+      choice.fp32 = {narrow, narrow, narrow};
+      const auto reference = run(Storage::float32, B, choice);
+      for (std::size_t o = 0; o < reference.size(); ++o)
+        ASSERT_EQ(poison_left(reference[o], 4), 0u) << kNames[o] << " not fully written by the narrow tiles at B = " << B;
+      for (const auto& [tiles, name] : others) {
+        choice.fp32 = tiles;
+        const auto got = run(Storage::float32, B, choice);
+        for (std::size_t o = 0; o < got.size(); ++o) {
+          ASSERT_EQ(poison_left(got[o], 4), 0u) << kNames[o] << " not fully written by the " << name << " at B = " << B;
+          EXPECT_EQ(differing_elements(reference[o], got[o], 4), 0u)
+              << kNames[o] << " at B = " << B << ": the " << name << " differ from the 64 x 64 ones";
+        }
+      }
+    }
+  }
+
   static inline Device fp32_{};
   static inline Device bf16_{};
   static inline int major_ = 0;
@@ -302,25 +327,9 @@ TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) 
 // a tile's width and at the largest batch.
 TEST_F(KernelPaths, Fp32TiledGemmsGiveTheSameBytesWhateverTheirTiles) {
   const Fp32Tiles narrow = Fp32Tiles::narrow, wide = Fp32Tiles::wide;
-  const std::pair<Fp32TileChoice, const char*> others[] = {{{wide, wide, wide}, "64 x 128 tiles"},
-                                                           {{Fp32Tiles::tall, narrow, narrow}, "144 x 64 forward tiles"}};
-  for (int B : {9, 17, 64, 65, 300, 2048}) {
-    KernelChoice choice;
-    choice.streaming = Streaming::off;
-    choice.fp32 = {narrow, narrow, narrow};
-    const auto reference = run(Storage::float32, B, choice);
-    for (std::size_t o = 0; o < reference.size(); ++o)
-      ASSERT_EQ(poison_left(reference[o], 4), 0u) << kNames[o] << " not fully written by the narrow tiles at B = " << B;
-    for (const auto& [tiles, name] : others) {
-      choice.fp32 = tiles;
-      const auto got = run(Storage::float32, B, choice);
-      for (std::size_t o = 0; o < got.size(); ++o) {
-        ASSERT_EQ(poison_left(got[o], 4), 0u) << kNames[o] << " not fully written by the " << name << " at B = " << B;
-        EXPECT_EQ(differing_elements(reference[o], got[o], 4), 0u)
-            << kNames[o] << " at B = " << B << ": the " << name << " differ from the 64 x 64 ones";
-      }
-    }
-  }
+  const std::vector<std::pair<Fp32TileChoice, const char*>> others = {
+      {{wide, wide, wide}, "64 x 128 tiles"}, {{Fp32Tiles::tall, narrow, narrow}, "144 x 64 forward tiles"}};
+  expect_fp32_tilings_give_the_narrow_bytes({9, 17, 64, 65, 300, 2048}, others);
 }
 
 // From B = 96 (d_temb) and 384 (forward) the fp32 path runs CUTLASS's SIMT GEMMs where the sm_90a
@@ -331,27 +340,11 @@ TEST_F(KernelPaths, Fp32TiledGemmsGiveTheSameBytesWhateverTheirTiles) {
 TEST_F(KernelPaths, Fp32CutlassGemmsGiveTheBytesOfTheLibrarysTiles) {
   if (!wgmma_present()) GTEST_SKIP() << wgmma_absent_reason();
   const Fp32Tiles narrow = Fp32Tiles::narrow;
-  const std::pair<Fp32TileChoice, const char*> others[] = {
+  const std::vector<std::pair<Fp32TileChoice, const char*>> others = {
       {{Fp32Tiles::cutlass_narrow, Fp32Tiles::cutlass_narrow, narrow}, "CUTLASS 64 x 128 tiles"},
       {{Fp32Tiles::cutlass_wide, Fp32Tiles::cutlass_wide, narrow}, "CUTLASS 128 x 256 tiles"},
       {{}, "automatic tiles"}};
-  for (int B : {1, 9, 95, 96, 300, 383, 384, 511, 512, 767, 768, 2048}) {
-    KernelChoice choice;
-    choice.streaming = Streaming::off;
-    choice.fp32 = {narrow, narrow, narrow};
-    const auto reference = run(Storage::float32, B, choice);
-    for (std::size_t o = 0; o < reference.size(); ++o)
-      ASSERT_EQ(poison_left(reference[o], 4), 0u) << kNames[o] << " not fully written by the narrow tiles at B = " << B;
-    for (const auto& [tiles, name] : others) {
-      choice.fp32 = tiles;
-      const auto got = run(Storage::float32, B, choice);
-      for (std::size_t o = 0; o < got.size(); ++o) {
-        ASSERT_EQ(poison_left(got[o], 4), 0u) << kNames[o] << " not fully written by the " << name << " at B = " << B;
-        EXPECT_EQ(differing_elements(reference[o], got[o], 4), 0u)
-            << kNames[o] << " at B = " << B << ": the " << name << " differ from the 64 x 64 ones";
-      }
-    }
-  }
+  expect_fp32_tilings_give_the_narrow_bytes({1, 9, 95, 96, 300, 383, 384, 511, 512, 767, 768, 2048}, others);
 }
 
 TEST_F(KernelPaths, Fp32StreamingKernelsGiveTheBytesOfTheTiledOnesAtEveryBatchTheyTake) {
