@@ -1,6 +1,7 @@
 // The CUDA operator through the public API, on a real GPU. Every test skips with the reason
 // on a machine without one. Contract: docs/operators/qwenimage-adaln-mod-projection.md.
 #include <algorithm>
+#include <string>
 #include <tuple>
 
 #include "adaln_gpu_harness.hpp"
@@ -79,6 +80,26 @@ INSTANTIATE_TEST_SUITE_P(CudaAdaln, Accuracy,
 
 class Invariance : public ::testing::TestWithParam<DType> {};
 
+// All four outputs of `got` byte-equal to `want`'s; `what` names the run compared.
+void expect_same_bytes(const Outputs& got, const Outputs& want, const std::string& what) {
+  EXPECT_EQ(got.out.bytes, want.out.bytes) << what << ": out";
+  EXPECT_EQ(got.grad_temb.bytes, want.grad_temb.bytes) << what << ": grad_temb";
+  EXPECT_EQ(got.grad_weight.bytes, want.grad_weight.bytes) << what << ": grad_weight";
+  EXPECT_EQ(got.grad_bias.bytes, want.grad_bias.bytes) << what << ": grad_bias";
+}
+
+// Forward + backward captured into a graph first thing on a new stream, the graph launched
+// `launches` times, each launch's outputs against an eager call on that stream afterwards.
+void expect_first_capture_gives_eager_bytes(const Op& op, const Inputs& in, int launches) {
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  const std::vector<Outputs> replays = run_through_graph(op, in, stream, launches);
+  const Outputs eager = run_on_gpu(op, in, stream);
+  cudaStreamDestroy(stream);
+  ASSERT_EQ(replays.size(), static_cast<std::size_t>(launches));
+  for (std::size_t i = 0; i < replays.size(); ++i) expect_same_bytes(replays[i], eager, "graph launch " + std::to_string(i));
+}
+
 void expect_rows_equal(const Outputs& whole, const std::vector<std::int64_t>& rows_in_whole, const Outputs& part,
                        const std::string& what) {
   for (std::size_t i = 0; i < rows_in_whole.size(); ++i) {
@@ -138,21 +159,12 @@ TEST_P(Invariance, StreamsAndGraphReplayGiveTheSameBytes) {
   const Outputs eager = run_on_gpu(*op, in);
   cudaStream_t stream = nullptr;
   check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-  const Outputs on_stream = run_on_gpu(*op, in, stream);
-  EXPECT_EQ(eager.out.bytes, on_stream.out.bytes);
-  EXPECT_EQ(eager.grad_temb.bytes, on_stream.grad_temb.bytes);
-  EXPECT_EQ(eager.grad_weight.bytes, on_stream.grad_weight.bytes);
-  EXPECT_EQ(eager.grad_bias.bytes, on_stream.grad_bias.bytes);
+  expect_same_bytes(run_on_gpu(*op, in, stream), eager, "another stream");
 
   // Forward + backward captured into a graph, launched twice.
   int launch = 0;
-  for (const Outputs& replay : run_through_graph(*op, in, stream, 2)) {
-    EXPECT_EQ(replay.out.bytes, eager.out.bytes) << "graph launch " << launch;
-    EXPECT_EQ(replay.grad_temb.bytes, eager.grad_temb.bytes) << "graph launch " << launch;
-    EXPECT_EQ(replay.grad_weight.bytes, eager.grad_weight.bytes) << "graph launch " << launch;
-    EXPECT_EQ(replay.grad_bias.bytes, eager.grad_bias.bytes) << "graph launch " << launch;
-    ++launch;
-  }
+  for (const Outputs& replay : run_through_graph(*op, in, stream, 2))
+    expect_same_bytes(replay, eager, "graph launch " + std::to_string(launch++));
   cudaStreamDestroy(stream);
 }
 
@@ -163,17 +175,7 @@ TEST_P(Invariance, StreamsAndGraphReplayGiveTheSameBytes) {
 TEST_P(Invariance, TheVeryFirstCallCanBeCapturedIntoAGraph) {
   REQUIRE_CUDA_OP(op, 0);
   const DType dtype = GetParam();
-  const Inputs in = make_inputs(dtype, 1, 9, ModStream::image);
-  cudaStream_t stream = nullptr;
-  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-  const std::vector<Outputs> replays = run_through_graph(*op, in, stream, 1);
-  const Outputs eager = run_on_gpu(*op, in, stream);
-  cudaStreamDestroy(stream);
-  ASSERT_EQ(replays.size(), 1u);
-  EXPECT_EQ(replays[0].out.bytes, eager.out.bytes);
-  EXPECT_EQ(replays[0].grad_temb.bytes, eager.grad_temb.bytes);
-  EXPECT_EQ(replays[0].grad_weight.bytes, eager.grad_weight.bytes);
-  EXPECT_EQ(replays[0].grad_bias.bytes, eager.grad_bias.bytes);
+  expect_first_capture_gives_eager_bytes(*op, make_inputs(dtype, 1, 9, ModStream::image), 1);
 }
 
 // The same for the large-batch kernels, whose first launch sets up other kernels: at B = 768 fp32
@@ -183,19 +185,7 @@ TEST_P(Invariance, TheVeryFirstCallCanBeCapturedIntoAGraph) {
 TEST_P(Invariance, TheVeryFirstLargeBatchCallCanBeCapturedIntoAGraph) {
   REQUIRE_CUDA_OP(op, 0);
   const DType dtype = GetParam();
-  const Inputs in = make_inputs(dtype, 768, 13, ModStream::text);
-  cudaStream_t stream = nullptr;
-  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-  const std::vector<Outputs> replays = run_through_graph(*op, in, stream, 2);
-  const Outputs eager = run_on_gpu(*op, in, stream);
-  cudaStreamDestroy(stream);
-  ASSERT_EQ(replays.size(), 2u);
-  for (const Outputs& replay : replays) {
-    EXPECT_EQ(replay.out.bytes, eager.out.bytes);
-    EXPECT_EQ(replay.grad_temb.bytes, eager.grad_temb.bytes);
-    EXPECT_EQ(replay.grad_weight.bytes, eager.grad_weight.bytes);
-    EXPECT_EQ(replay.grad_bias.bytes, eager.grad_bias.bytes);
-  }
+  expect_first_capture_gives_eager_bytes(*op, make_inputs(dtype, 768, 13, ModStream::text), 2);
 }
 
 TEST_P(Invariance, NanAndInfPropagateOnlyToTheirRows) {

@@ -122,6 +122,20 @@ int check_dtemb(const Buffers& d, int B, const std::vector<float>& hdy, const st
   return bad;
 }
 
+// Checks and launches one CUTLASS GEMM; a GEMM that cannot run ends the program naming `what`.
+template <class G>
+void launch_or_exit(const typename G::Arguments& args, const char* what) {
+  G gemm;
+  if (gemm.can_implement(args) != cutlass::Status::kSuccess) {
+    std::printf("%s: cannot implement\n", what);
+    std::exit(1);
+  }
+  if (gemm.initialize(args, nullptr) != cutlass::Status::kSuccess || gemm() != cutlass::Status::kSuccess) {
+    std::printf("%s: launch failed\n", what);
+    std::exit(1);
+  }
+}
+
 // The forward with its output transposed: yT[n][b] = sum_k W[n][k] sT[k][b] (A = W row-major,
 // B = sT row-major, the operand layouts of d_temb), then y[b][n] = yT[n][b] + bias[n].
 template <class G>
@@ -129,15 +143,7 @@ void run_forward(const Buffers& d, int B) {
   transpose_s<<<dim3(kK / 32, (B + 31) / 32), dim3(32, 8)>>>(d.s, d.st, B);
   typename G::Arguments args(cutlass::gemm::GemmUniversalMode::kGemm, {kN, B, kK}, 1, {1.0f, 0.0f}, d.w, d.st,
                              nullptr, d.yt, 0, 0, 0, 0, kK, B, B, B);
-  G gemm;
-  if (gemm.can_implement(args) != cutlass::Status::kSuccess) {
-    std::printf("forward: cannot implement\n");
-    std::exit(1);
-  }
-  if (gemm.initialize(args, nullptr) != cutlass::Status::kSuccess || gemm() != cutlass::Status::kSuccess) {
-    std::printf("forward: launch failed\n");
-    std::exit(1);
-  }
+  launch_or_exit<G>(args, "forward");
   bias_transpose<<<dim3(kN / 32, (B + 31) / 32), dim3(32, 8)>>>(d.yt, d.bias, d.y, B);
 }
 
@@ -149,15 +155,7 @@ void run_forward_direct(const Buffers& d, int B) {
   transpose_s<<<dim3(kK / 32, (B + 31) / 32), dim3(32, 8)>>>(d.s, d.st, B);
   typename G::Arguments args(cutlass::gemm::GemmUniversalMode::kGemm, {B, kN, kK}, 1, {1.0f, 1.0f}, d.st, d.w,
                              d.bias, d.y, 0, 0, 0, 0, B, kK, 0, kN);
-  G gemm;
-  if (gemm.can_implement(args) != cutlass::Status::kSuccess) {
-    std::printf("forward direct: cannot implement\n");
-    std::exit(1);
-  }
-  if (gemm.initialize(args, nullptr) != cutlass::Status::kSuccess || gemm() != cutlass::Status::kSuccess) {
-    std::printf("forward direct: launch failed\n");
-    std::exit(1);
-  }
+  launch_or_exit<G>(args, "forward direct");
 }
 
 template <class G>
@@ -165,15 +163,7 @@ void run_dtemb(const Buffers& d, int B) {
   typename G::Arguments args(cutlass::gemm::GemmUniversalMode::kBatched, {B, kK, kSlice}, kSplitN, {1.0f, 0.0f},
                              d.dy, d.w, nullptr, d.p, kSlice, std::int64_t(kSlice) * kK, 0, std::int64_t(B) * kK,
                              kN, kK, kK, kK);
-  G gemm;
-  if (gemm.can_implement(args) != cutlass::Status::kSuccess) {
-    std::printf("d_temb: cannot implement\n");
-    std::exit(1);
-  }
-  if (gemm.initialize(args, nullptr) != cutlass::Status::kSuccess || gemm() != cutlass::Status::kSuccess) {
-    std::printf("d_temb: launch failed\n");
-    std::exit(1);
-  }
+  launch_or_exit<G>(args, "d_temb");
 }
 
 struct Host {
