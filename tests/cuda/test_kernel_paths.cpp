@@ -22,6 +22,7 @@
 #include "rlk/bfloat16.hpp"
 
 #include "adaln_mod_projection_bf16_stream.hpp"
+#include "adaln_mod_projection_fp32_gradw.hpp"
 #include "adaln_mod_projection_fp32_stream.hpp"
 #include "adaln_mod_projection_kernels.hpp"
 #include "adaln_mod_projection_sm90.hpp"
@@ -347,6 +348,18 @@ TEST_F(KernelPaths, Fp32CutlassGemmsGiveTheBytesOfTheLibrarysTiles) {
   expect_fp32_tilings_give_the_narrow_bytes({1, 9, 95, 96, 300, 383, 384, 511, 512, 767, 768, 2048}, others);
 }
 
+// The fp32 grad_weight of the batch sizes past the streaming backward runs the row-block kernel
+// (72 rows of grad_weight per CTA, looping over K) up to fp32_gradw::kMaxB: forced, and the
+// automatic choice, against the library's 64 x 64 tiles, at its ends and on both sides of its two
+// shared-memory sizes (32 and 64 batch rows) and of a chunk.
+TEST_F(KernelPaths, Fp32RowBlockGradWeightGivesTheBytesOfTheTiledOnes) {
+  const Fp32Tiles narrow = Fp32Tiles::narrow;
+  const std::vector<std::pair<Fp32TileChoice, const char*>> others = {
+      {{narrow, narrow, Fp32Tiles::row_block}, "row-block grad_weight"}, {{}, "automatic tiles"}};
+  expect_fp32_tilings_give_the_narrow_bytes({fp32_gradw::kMinB, 31, 32, 33, 48, fp32_gradw::kMaxB - 1, fp32_gradw::kMaxB},
+                                            others);
+}
+
 TEST_F(KernelPaths, Fp32StreamingKernelsGiveTheBytesOfTheTiledOnesAtEveryBatchTheyTake) {
   if (const std::string why = streaming_absent_reason(); !why.empty()) GTEST_SKIP() << why;
   for (int B = 1; B <= fp32_stream::kMaxB; ++B) {
@@ -565,15 +578,28 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
                   cudaErrorInvalidValue);
       }
     }
-    if (s == Storage::float32) {  // only the forward has 144-row tiles; grad_weight has no CUTLASS tiles
+    if (s == Storage::float32) {
+      // only the forward has 144-row tiles; grad_weight has no CUTLASS tiles; only grad_weight has
+      // the row-block kernel
       for (const Fp32TileChoice t : {Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::tall, Fp32Tiles::automatic},
                                      Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::tall},
                                      Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::cutlass_narrow},
-                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::cutlass_wide}}) {
+                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::cutlass_wide},
+                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::row_block, Fp32Tiles::automatic}}) {
         KernelChoice c;
         c.fp32 = t;
         EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);
       }
+      KernelChoice row_block;
+      row_block.fp32 = {Fp32Tiles::row_block, Fp32Tiles::automatic, Fp32Tiles::automatic};
+      EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, row_block), cudaErrorInvalidValue);
+      // the row-block grad_weight outside the batch sizes it takes
+      row_block.streaming = Streaming::off;
+      row_block.fp32 = {Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::row_block};
+      for (const int outside : {fp32_gradw::kMinB - 1, fp32_gradw::kMaxB + 1})
+        EXPECT_EQ(launch_backward(Problem{s, outside, kK, kN}, b, d.workspace, d.workspace_bytes, nullptr, row_block),
+                  cudaErrorInvalidValue)
+            << "B = " << outside;
     }
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     for (auto [ptr, n] : {std::pair{d.out, bytes}, std::pair{d.grad_weight, std::size_t(kN) * kK * elem(s)}}) {

@@ -13,8 +13,9 @@
 // runs may depend on B (resolve_bf16() below) because all give the same bytes: each element is
 // the same chain of k16 tensor-core steps into one FP32 accumulator
 // (tests/cuda/test_kernel_paths.cpp checks it).
-// The fp32 path likewise has three implementations, the tiled CUDA-core GEMMs below (simt::),
-// for B <= 16 the streaming kernels of adaln_mod_projection_fp32_stream.cu, and for the forward
+// The fp32 path likewise has four implementations, the tiled CUDA-core GEMMs below (simt::),
+// for B <= 16 the streaming kernels of adaln_mod_projection_fp32_stream.cu, for grad_weight at
+// 17 <= B <= 64 the row-block kernel of adaln_mod_projection_fp32_gradw.cu, and for the forward
 // and d_temb at larger B on sm_90 CUTLASS's SIMT GEMMs (adaln_mod_projection_sm90_fp32.cu), which
 // evaluate the same FMA chains (tests/cuda/test_kernel_paths.cpp compares them).
 //
@@ -35,6 +36,7 @@
 #include "adaln_mod_projection_kernels.hpp"
 #include "adaln_mod_projection_bf16_stream.hpp"
 #include "adaln_mod_projection_device.cuh"
+#include "adaln_mod_projection_fp32_gradw.hpp"
 #include "adaln_mod_projection_fp32_stream.hpp"
 #include "adaln_mod_projection_launch.hpp"
 #include "adaln_mod_projection_sm90.hpp"
@@ -1061,6 +1063,7 @@ cudaError_t resolve_fp32_tiles(Fp32TileChoice* t, int B, Direction direction) {
   bool usable = false;
   if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
   if (direction == Direction::forward) {
+    if (t->forward == Fp32Tiles::row_block) return cudaErrorInvalidValue;
     if (is_cutlass(t->forward) && !usable) return cudaErrorNotSupported;
     if (t->forward == Fp32Tiles::automatic)
       t->forward = usable && B >= kFp32ForwardCutlassWideFromB ? Fp32Tiles::cutlass_wide
@@ -1069,8 +1072,18 @@ cudaError_t resolve_fp32_tiles(Fp32TileChoice* t, int B, Direction direction) {
                                                                : Fp32Tiles::tall;
     return cudaSuccess;
   }
-  if (t->grad_temb == Fp32Tiles::tall || t->grad_weight == Fp32Tiles::tall || is_cutlass(t->grad_weight))
+  if (t->grad_temb == Fp32Tiles::tall || t->grad_weight == Fp32Tiles::tall || is_cutlass(t->grad_weight) ||
+      t->grad_temb == Fp32Tiles::row_block)
     return cudaErrorInvalidValue;
+  bool row_block_fits = false;
+  if (t->grad_weight == Fp32Tiles::row_block || t->grad_weight == Fp32Tiles::automatic) {
+    const bool takes = B >= fp32_gradw::kMinB && B <= fp32_gradw::kMaxB;
+    if (t->grad_weight == Fp32Tiles::row_block && !takes) return cudaErrorInvalidValue;
+    if (takes) {
+      if (const cudaError_t err = fp32_gradw::fits_current_device(B, &row_block_fits); err != cudaSuccess) return err;
+    }
+    if (t->grad_weight == Fp32Tiles::row_block && !row_block_fits) return cudaErrorNotSupported;
+  }
   if (is_cutlass(t->grad_temb) && !usable) return cudaErrorNotSupported;
   if (t->grad_temb == Fp32Tiles::automatic)
     t->grad_temb = usable && B >= kFp32DTembCutlassWideFromB ? Fp32Tiles::cutlass_wide
@@ -1078,7 +1091,9 @@ cudaError_t resolve_fp32_tiles(Fp32TileChoice* t, int B, Direction direction) {
                    : B >= kFp32DTembWideFromB                ? Fp32Tiles::wide
                                                              : Fp32Tiles::narrow;
   if (t->grad_weight == Fp32Tiles::automatic)
-    t->grad_weight = B >= kFp32GradWWideFromB ? Fp32Tiles::wide : Fp32Tiles::narrow;
+    t->grad_weight = row_block_fits ? Fp32Tiles::row_block
+                     : B >= kFp32GradWWideFromB ? Fp32Tiles::wide
+                                                : Fp32Tiles::narrow;
   return cudaSuccess;
 }
 
@@ -1235,7 +1250,10 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
               : launch_fp32_gemm<Op::kDTemb>(choice.fp32.grad_temb, dt, B, kK, kSplitN, stream);
     if (err != cudaSuccess) return err;
     gw.r_len = round_up_int(B, simt::kBR);
-    err = launch_fp32_gemm<Op::kGradW>(choice.fp32.grad_weight, gw, kK, kN, 1, stream);
+    err = choice.fp32.grad_weight == Fp32Tiles::row_block
+              ? fp32_gradw::grad_weight(B, static_cast<const float*>(s), static_cast<const float*>(t.grad_out),
+                                        static_cast<float*>(t.grad_weight), stream)
+              : launch_fp32_gemm<Op::kGradW>(choice.fp32.grad_weight, gw, kK, kN, 1, stream);
   }
   if (err != cudaSuccess) return err;
 

@@ -81,8 +81,12 @@ enum class Streaming { automatic, off, on };
 // `cutlass_narrow` / `cutlass_wide` CUTLASS's SIMT GEMMs in 64 x 128 / 128 x 256 tiles (forward,
 // computed transposed, and grad_temb; a call forcing them on grad_weight is refused with
 // cudaErrorInvalidValue, and on a device or build without the sm_90a kernels with
-// cudaErrorNotSupported). Same bytes whichever runs; bf16 calls ignore these fields.
-enum class Fp32Tiles { automatic, narrow, wide, tall, cutlass_narrow, cutlass_wide };
+// cudaErrorNotSupported), `row_block` the mid-batch grad_weight kernel (fp32_gradw: 72 rows of
+// grad_weight per CTA, looping over K; grad_weight only, for fp32_gradw::kMinB <= B <=
+// fp32_gradw::kMaxB: elsewhere, or on another GEMM, it is refused with cudaErrorInvalidValue, and
+// on a device without its shared memory with cudaErrorNotSupported). Same bytes whichever runs;
+// bf16 calls ignore these fields.
+enum class Fp32Tiles { automatic, narrow, wide, tall, cutlass_narrow, cutlass_wide, row_block };
 struct Fp32TileChoice {
   Fp32Tiles forward = Fp32Tiles::automatic;
   Fp32Tiles grad_temb = Fp32Tiles::automatic;
