@@ -322,18 +322,15 @@ TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) 
   }
 }
 
-// The fp32 tiled GEMMs come in four tilings (64 x 64, 64 x 128, for the forward 144 x 64, and 32
-// batch columns: 144 x 32 for the forward, 64 x 32 for d_temb), chosen per GEMM by B: the wide tiles
-// forced for all three GEMMs, the 144-row forward tiles and the 32-column ones, each against the
-// narrow ones, at batch sizes on both sides of the switches, past a tile's width and at the largest
-// batch.
+// The fp32 tiled GEMMs come in three tilings (64 x 64, 64 x 128 and, for the forward, 144 x 64
+// outputs per CTA), chosen per GEMM by B: the wide tiles forced for all three GEMMs and the 144-row
+// forward tiles, each against the narrow ones, at batch sizes on both sides of the switches, past
+// a tile's width and at the largest batch.
 TEST_F(KernelPaths, Fp32TiledGemmsGiveTheSameBytesWhateverTheirTiles) {
   const Fp32Tiles narrow = Fp32Tiles::narrow, wide = Fp32Tiles::wide;
   const std::vector<std::pair<Fp32TileChoice, const char*>> others = {
-      {{wide, wide, wide}, "64 x 128 tiles"},
-      {{Fp32Tiles::tall, narrow, narrow}, "144 x 64 forward tiles"},
-      {{Fp32Tiles::slim, Fp32Tiles::slim, narrow}, "32-column forward and d_temb tiles"}};
-  expect_fp32_tilings_give_the_narrow_bytes({9, 17, 32, 33, 64, 65, 300, 2048}, others);
+      {{wide, wide, wide}, "64 x 128 tiles"}, {{Fp32Tiles::tall, narrow, narrow}, "144 x 64 forward tiles"}};
+  expect_fp32_tilings_give_the_narrow_bytes({9, 17, 64, 65, 300, 2048}, others);
 }
 
 // From B = 96 (d_temb) and 384 (forward) the fp32 path runs CUTLASS's SIMT GEMMs where the sm_90a
@@ -582,14 +579,13 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
       }
     }
     if (s == Storage::float32) {
-      // only the forward has 144-row tiles; grad_weight has no CUTLASS and no 32-column tiles; only
-      // grad_weight has the row-block kernel
+      // only the forward has 144-row tiles; grad_weight has no CUTLASS tiles; only grad_weight has
+      // the row-block kernel
       for (const Fp32TileChoice t : {Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::tall, Fp32Tiles::automatic},
                                      Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::tall},
                                      Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::cutlass_narrow},
                                      Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::cutlass_wide},
-                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::row_block, Fp32Tiles::automatic},
-                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::slim}}) {
+                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::row_block, Fp32Tiles::automatic}}) {
         KernelChoice c;
         c.fp32 = t;
         EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);

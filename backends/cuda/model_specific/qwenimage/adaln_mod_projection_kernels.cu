@@ -1047,9 +1047,6 @@ constexpr int kFp32ForwardCutlassFromB = 384;
 constexpr int kFp32ForwardCutlassWideFromB = 768;
 constexpr int kFp32DTembCutlassFromB = 96;
 constexpr int kFp32DTembCutlassWideFromB = 512;
-// The forward's and d_temb's tiles of 32 batch columns up to this batch size: with the 64-column
-// tiles a batch of 17 ... 32 leaves half or more of each CTA's column groups without work.
-constexpr int kFp32SlimUpToB = 32;
 
 bool is_cutlass(Fp32Tiles t) { return t == Fp32Tiles::cutlass_narrow || t == Fp32Tiles::cutlass_wide; }
 
@@ -1072,12 +1069,11 @@ cudaError_t resolve_fp32_tiles(Fp32TileChoice* t, int B, Direction direction) {
       t->forward = usable && B >= kFp32ForwardCutlassWideFromB ? Fp32Tiles::cutlass_wide
                    : usable && B >= kFp32ForwardCutlassFromB   ? Fp32Tiles::cutlass_narrow
                    : B >= kFp32ForwardWideFromB                ? Fp32Tiles::wide
-                   : B <= kFp32SlimUpToB                       ? Fp32Tiles::slim
                                                                : Fp32Tiles::tall;
     return cudaSuccess;
   }
   if (t->grad_temb == Fp32Tiles::tall || t->grad_weight == Fp32Tiles::tall || is_cutlass(t->grad_weight) ||
-      t->grad_temb == Fp32Tiles::row_block || t->grad_weight == Fp32Tiles::slim)
+      t->grad_temb == Fp32Tiles::row_block)
     return cudaErrorInvalidValue;
   bool row_block_fits = false;
   if (t->grad_weight == Fp32Tiles::row_block || t->grad_weight == Fp32Tiles::automatic) {
@@ -1093,7 +1089,6 @@ cudaError_t resolve_fp32_tiles(Fp32TileChoice* t, int B, Direction direction) {
     t->grad_temb = usable && B >= kFp32DTembCutlassWideFromB ? Fp32Tiles::cutlass_wide
                    : usable && B >= kFp32DTembCutlassFromB   ? Fp32Tiles::cutlass_narrow
                    : B >= kFp32DTembWideFromB                ? Fp32Tiles::wide
-                   : B <= kFp32SlimUpToB                     ? Fp32Tiles::slim
                                                              : Fp32Tiles::narrow;
   if (t->grad_weight == Fp32Tiles::automatic)
     t->grad_weight = row_block_fits ? Fp32Tiles::row_block
@@ -1105,17 +1100,12 @@ cudaError_t resolve_fp32_tiles(Fp32TileChoice* t, int B, Direction direction) {
 // One fp32 tiled GEMM of the library's own tiles (resolved: never automatic or CUTLASS's):
 // c_extent columns, m_extent rows, `slices` r-slices of p.r_len each. The
 // 144-row tiles exist for the forward only (the i-contiguous A of the other two is read in groups
-// of four rows per thread; resolve_fp32_tiles refuses them before anything runs), the 32-column
-// ones for the forward and d_temb (grad_weight stores its owned columns four at a time).
+// of four rows per thread; resolve_fp32_tiles refuses them before anything runs).
 template <Op op>
 cudaError_t launch_fp32_gemm(Fp32Tiles tiles, const GemmParams& p, int c_extent, int m_extent, int slices,
                              cudaStream_t stream) {
   if constexpr (op == Op::kForward) {
     if (tiles == Fp32Tiles::tall) return simt::launch<op, 9, 4>(p, c_extent, m_extent, slices, stream);
-    if (tiles == Fp32Tiles::slim) return simt::launch<op, 9, 2>(p, c_extent, m_extent, slices, stream);
-  }
-  if constexpr (op == Op::kDTemb) {
-    if (tiles == Fp32Tiles::slim) return simt::launch<op, 4, 2>(p, c_extent, m_extent, slices, stream);
   }
   return tiles == Fp32Tiles::wide ? simt::launch<op, 4, 8>(p, c_extent, m_extent, slices, stream)
                                   : simt::launch<op, 4, 4>(p, c_extent, m_extent, slices, stream);

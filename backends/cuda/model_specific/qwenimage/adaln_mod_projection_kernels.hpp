@@ -78,8 +78,6 @@ enum class Streaming { automatic, off, on };
 // `narrow` 64 x 64 output tiles (4 x 4 per thread), `wide` 64 x 128 (4 x 8 per thread, 128 batch
 // columns for forward and grad_temb, 128 K columns for grad_weight), `tall` 144 x 64 (9 x 4 per
 // thread; the forward only: a backward call forcing it is refused with cudaErrorInvalidValue),
-// `slim` 144 x 32 (forward) or 64 x 32 (grad_temb) with 9 x 2 or 4 x 2 per thread, 32 batch columns
-// per CTA (grad_weight has none: forcing it there is refused with cudaErrorInvalidValue),
 // `cutlass_narrow` / `cutlass_wide` CUTLASS's SIMT GEMMs in 64 x 128 / 128 x 256 tiles (forward,
 // computed transposed, and grad_temb; a call forcing them on grad_weight is refused with
 // cudaErrorInvalidValue, and on a device or build without the sm_90a kernels with
@@ -88,7 +86,7 @@ enum class Streaming { automatic, off, on };
 // fp32_gradw::kMaxB: elsewhere, or on another GEMM, it is refused with cudaErrorInvalidValue, and
 // on a device without its shared memory with cudaErrorNotSupported). Same bytes whichever runs;
 // bf16 calls ignore these fields.
-enum class Fp32Tiles { automatic, narrow, wide, tall, cutlass_narrow, cutlass_wide, row_block, slim };
+enum class Fp32Tiles { automatic, narrow, wide, tall, cutlass_narrow, cutlass_wide, row_block };
 struct Fp32TileChoice {
   Fp32Tiles forward = Fp32Tiles::automatic;
   Fp32Tiles grad_temb = Fp32Tiles::automatic;
