@@ -6,10 +6,9 @@
 // batch sizes its pipeline fill and its stores barely overlap anything (docs/notes/cuda-kernels.md,
 // fifteenth session).
 //
-// Each element keeps the fp32 contract exactly as the tiled kernel evaluates it: chunks of
-// device::kFp32GradWChunk batch rows from row 0, each chained by fmaf from 0 with the rows past B
-// zero-filled, folded in order into a TwoSum pair, one rounding at the end (same helpers), so the
-// bytes are the same; tests/cuda/test_kernel_paths.cpp compares them byte for byte.
+// Each element is the tiled kernel's chain (written out at the top of the .cu file), evaluated
+// with the same helpers, so the bytes are the same; tests/cuda/test_kernel_paths.cpp compares them
+// byte for byte.
 #pragma once
 
 #include <cuda_runtime_api.h>
