@@ -400,10 +400,11 @@ TEST_F(KernelPaths, Bf16StreamingGradWeightGivesTheBytesOfMmaSyncAtEveryBatchItT
       bf16_stream::kGradWMaxB, KernelChoice{mma, mma, GemmFamily::automatic, Streaming::on},
       "the backward with the streaming grad_weight");
   if (HasFatalFailure()) return;
-  // Special inputs: the kernel leaves out the GEMM's all-zero second k16 step, which must not
-  // change an infinity, a NaN or a zero's sign either, nor may its grad_bias and grad_temb. dy
-  // gets +inf, -inf, a NaN and a column of -0 (grad_weight's row 11 and grad_bias[11] then sum
-  // signed zeros), temb a -inf (s = NaN, silu' of it NaN).
+  // Special inputs: the kernel for the smallest B leaves out the GEMM's all-zero second k16 step
+  // (B = 3), which must not change an infinity, a NaN or a zero's sign either, nor may its
+  // grad_bias and grad_temb; the kernel that streams s (B = 29) must propagate them alike. dy gets
+  // +inf, -inf, a NaN and a column of -0 (grad_weight's row 11 and grad_bias[11] then sum signed
+  // zeros), temb a -inf (s = NaN, silu' of it NaN).
   const Device& d = dev(Storage::bfloat16);
   auto dy_at = [&](int b, int n) { return static_cast<unsigned char*>(d.grad_out) + 2 * (std::size_t(b) * kN + n); };
   const std::pair<unsigned char*, std::uint16_t> specials[] = {
@@ -415,20 +416,27 @@ TEST_F(KernelPaths, Bf16StreamingGradWeightGivesTheBytesOfMmaSyncAtEveryBatchItT
     ASSERT_EQ(cudaMemcpy(&saved[i], specials[i].first, 2, cudaMemcpyDeviceToHost), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(specials[i].first, &specials[i].second, 2, cudaMemcpyHostToDevice), cudaSuccess);
   }
-  const int B = 3;
-  const auto reference = run_backward(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off});
-  const auto got = run_backward(Storage::bfloat16, B, KernelChoice{mma, mma, GemmFamily::automatic, Streaming::on});
+  static_assert(bf16_stream::kGradWSmallMaxB < 29 && 29 <= bf16_stream::kGradWMaxB);
+  constexpr int kBatches[] = {3, 29};
+  std::vector<std::vector<unsigned char>> reference[2], got[2];
+  for (int i = 0; i < 2; ++i) {
+    reference[i] = run_backward(Storage::bfloat16, kBatches[i], KernelChoice{mma, mma, mma, Streaming::off});
+    got[i] = run_backward(Storage::bfloat16, kBatches[i], KernelChoice{mma, mma, GemmFamily::automatic, Streaming::on});
+  }
   for (int i = 0; i < kSpecials; ++i)
     ASSERT_EQ(cudaMemcpy(specials[i].first, &saved[i], 2, cudaMemcpyHostToDevice), cudaSuccess);
-  std::size_t nans = 0;
-  for (std::size_t i = 0; i + 2 <= reference[1].size(); i += 2) {
-    const unsigned v = reference[1][i] | (reference[1][i + 1] << 8);
-    nans += (v & 0x7F80u) == 0x7F80u && (v & 0x7Fu) != 0;
+  for (int i = 0; i < 2; ++i) {
+    std::size_t nans = 0;
+    for (std::size_t e = 0; e + 2 <= reference[i][1].size(); e += 2) {
+      const unsigned v = reference[i][1][e] | (reference[i][1][e + 1] << 8);
+      nans += (v & 0x7F80u) == 0x7F80u && (v & 0x7Fu) != 0;
+    }
+    EXPECT_GT(nans, 0u) << "no NaN reached grad_weight at B = " << kBatches[i] << ": the case tests nothing";
+    for (std::size_t o = 0; o < got[i].size(); ++o)
+      EXPECT_EQ(differing_elements(reference[i][o], got[i][o], 2), 0u)
+          << kNames[o + 1] << " with infinities, NaNs and signed zeros in the inputs at B = " << kBatches[i]
+          << ": the streaming kernel differs from mma.sync";
   }
-  EXPECT_GT(nans, 0u) << "no NaN reached grad_weight: the case tests nothing";
-  for (std::size_t o = 0; o < got.size(); ++o)
-    EXPECT_EQ(differing_elements(reference[o], got[o], 2), 0u)
-        << kNames[o + 1] << " with infinities, NaNs and signed zeros in the inputs: the streaming kernel differs from mma.sync";
 }
 
 // The streaming d_temb kernel (with the streaming grad_weight) against the mma.sync GEMMs, at

@@ -11,7 +11,9 @@
 //   gt[b,k], gb[n]  dtemb_combine and grad_bias_column (adaln_mod_projection_device.cuh), the
 //             arithmetic of backward_finish_kernel, in grad_weight_kernel.
 //   gw[n,k]   acc = 0; one mma.sync m16n8k16 step per 16 batch rows, ascending over the
-//             GEMM's r-tile of 32 rows (rows >= B zero); gw = round_to<bf16>(acc).
+//             GEMM's r-tile of 32 rows (rows >= B zero); gw = round_to<bf16>(acc). The kernels
+//             run the steps that hold batch rows only (see grad_weight_kernel for why the
+//             all-zero ones change nothing).
 // The fragments are loaded with the same ldmatrix forms as there (W stored [n][k], s [b][k],
 // grad_out [b][n]); batch columns past B hold zeros and are not stored.
 #include "adaln_mod_projection_bf16_stream.hpp"
@@ -220,7 +222,7 @@ constexpr int kGwGPitch = kGwRows + 8;
 constexpr int kGwFull = 1;
 constexpr int kGwFree = 3;
 static_assert(kN % kGwRows == 0 && kGwWarpCols % 64 == 0 && 16 * kGwTileCols / 8 % kGwStoreThreads == 0 &&
-              kGradWMaxB == kGwBatchRows);
+              kGradWSmallMaxB == kGwBatchRows);
 
 struct GradWSmem {
   bf16 s[kGwBatchRows][kGwSPitch];      // SiLU(temb); rows >= B zero
@@ -337,11 +339,169 @@ __global__ void __launch_bounds__(kGwThreads, 1)
   release_dependent_grids();
 }
 
+// grad_weight for kGradWSmallMaxB < B <= kGradWMaxB: the same write in address order, from tiles of all
+// 144 rows x kGmCols columns. s (B rows, up to 32) does not fit beside two staging tiles of the
+// kernel above, so it streams in chunks of kGmCols columns through kGmSStages buffers. Each
+// compute warp keeps the grad_out^T fragments of its 48 rows in registers for the whole kernel
+// and uses each s fragment for three m16 groups; the compute warps fill one of two staging tiles
+// while the store warps write the other out, as above. (Measured on an H200,
+// docs/notes/cuda-kernels.md, sixteenth session: from B = 17 to 32, two k16 steps, 2-5 us faster
+// than the ping-pong GEMM in the whole backward; a version with up to four steps was slower from
+// B = 40 on, each step adding ~5 us that the stores did not hide.)
+constexpr int kGmBatchRows = kGradWMaxB;  // two k16 steps (kGmSteps), the mma.sync GEMM's r-tile
+constexpr int kGmSteps = kGmBatchRows / 16;
+constexpr int kGmRowSets = 3;             // 48 rows (three m16 groups) per compute warp
+constexpr int kGmColSets = 4;
+constexpr int kGmComputeWarps = kGmRowSets * kGmColSets;
+constexpr int kGmStoreWarps = 4;
+constexpr int kGmComputeThreads = kGmComputeWarps * 32;
+constexpr int kGmStoreThreads = kGmStoreWarps * 32;
+constexpr int kGmThreads = kGmComputeThreads + kGmStoreThreads;
+constexpr int kGmSetRows = kGwRows / kGmRowSets;
+constexpr int kGmCols = 128;                      // a tile, and an s chunk
+constexpr int kGmTiles = kK / kGmCols;
+constexpr int kGmWarpCols = kGmCols / kGmColSets;  // 32: two 16-column sub-tiles
+constexpr int kGmSStages = 3;
+// 272-byte rows: the 8 rows of an ldmatrix or of a fragment store in distinct banks.
+constexpr int kGmPitch = kGmCols + 8;
+constexpr int kGmOutBufs = 2;  // staging tiles
+// Named barriers: staging tile b full (compute -> store warps), tile b free, and the compute warps
+// alone (an s chunk landed and the oldest consumed).
+constexpr int kGmFull = 1;
+constexpr int kGmFree = kGmFull + kGmOutBufs;
+constexpr int kGmComputeBar = kGmFree + kGmOutBufs;
+static_assert(kGwRows % kGmRowSets == 0 && kGmSetRows == 48 && kK % kGmCols == 0 && kGmWarpCols == 32 &&
+              kGwRows * kGmCols / 8 % kGmStoreThreads == 0 && kGmBatchRows % 16 == 0 && kGradWSmallMaxB == 16);
+
+struct GradWMidSmem {
+  bf16 s[kGmSStages][kGmBatchRows][kGmPitch];  // s chunks; rows >= B zero
+  bf16 out[kGmOutBufs][kGwRows][kGmPitch];      // staging tiles
+  bf16 g[kGmBatchRows][kGwGPitch];             // grad_out[:, n0 .. n0 + 143]; rows B .. zero
+};
+
+// s is silu_kernel's.
+__global__ void __launch_bounds__(kGmThreads, 1)
+    grad_weight_mid_kernel(const bf16* __restrict__ s, const bf16* __restrict__ grad_out,
+                           bf16* __restrict__ grad_weight, int B, Finish fin) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  GradWMidSmem& sm = *reinterpret_cast<GradWMidSmem*>(smem_raw);
+  const int t = threadIdx.x;
+  const int warp = t / 32;
+  const int lane = t % 32;
+  const int n0 = blockIdx.x * kGwRows;
+  const bool compute = warp < kGmComputeWarps;
+  auto issue_chunk = [&](int chunk) {
+    if (chunk < kGmTiles)
+      stage_rows<kGmCols, kGmPitch, kGmComputeThreads, kK>(&sm.s[chunk % kGmSStages][0][0], s + chunk * kGmCols, B, t);
+    cp_async_commit();
+  };
+
+  await_prior_grids();
+  stage_rows<kGwRows, kGwGPitch, kGmThreads, kN>(&sm.g[0][0], grad_out + n0, B, t);
+  cp_async_commit();
+  if (compute) {
+    issue_chunk(0);
+    issue_chunk(1);
+  }
+  // Batch rows B .. kGmBatchRows - 1 are padding: zero, never loaded (filled while the copies fly).
+  const int pad_rows = kGmBatchRows - B;
+  for (int idx = t; idx < pad_rows * kGwGPitch / 8; idx += kGmThreads)
+    reinterpret_cast<uint4*>(&sm.g[B][0])[idx] = make_uint4(0u, 0u, 0u, 0u);
+  for (int idx = t; idx < kGmSStages * pad_rows * kGmPitch / 8; idx += kGmThreads) {
+    const int stage = idx / (pad_rows * kGmPitch / 8);
+    reinterpret_cast<uint4*>(&sm.s[stage][B][0])[idx % (pad_rows * kGmPitch / 8)] = make_uint4(0u, 0u, 0u, 0u);
+  }
+  if (compute)
+    cp_async_wait<2>();  // grad_out's group (the two s chunks may still fly)
+  else
+    cp_async_wait<0>();
+  __syncthreads();
+
+  if (compute) {
+    const int jl = lane >> 3;
+    const int g = lane >> 2;
+    const int tq = lane & 3;
+    const int set_row0 = warp / kGmColSets * kGmSetRows;
+    const int warp_col0 = warp % kGmColSets * kGmWarpCols;
+    // A: grad_out^T, 16 rows n by 16 batch rows per step, as the GEMM loads its [r][m] tile; the
+    // warp's three groups for every step, held for the whole kernel.
+    std::uint32_t af[kGmRowSets][kGmSteps][4];
+#pragma unroll
+    for (int grp = 0; grp < kGmRowSets; ++grp)
+#pragma unroll
+      for (int ks = 0; ks < kGmSteps; ++ks)
+        ldmatrix_x4_trans(af[grp][ks], &sm.g[ks * 16][0] + ((lane & 7) + (jl >> 1) * 8) * kGwGPitch + set_row0 +
+                                           grp * 16 + (jl & 1) * 8);
+    for (int tile = 0; tile < kGmTiles; ++tile) {
+      const int buf = tile % kGmOutBufs;
+      const bf16* chunk = &sm.s[tile % kGmSStages][0][0];
+      cp_async_wait<1>();                         // chunk `tile`, this thread's copies
+      bar_sync(kGmComputeBar, kGmComputeThreads);  // every thread's; chunk tile - 1 consumed by all
+      issue_chunk(tile + 2);                       // into the buffer chunk tile - 1 used
+      if (tile >= kGmOutBufs) bar_sync(kGmFree + buf, kGmThreads);
+#pragma unroll
+      for (int sub = 0; sub < kGmWarpCols / 16; ++sub) {
+        const int c0 = warp_col0 + sub * 16;
+        float acc[kGmRowSets][2][4] = {};
+#pragma unroll
+        for (int ks = 0; ks < kGmSteps; ++ks) {
+          // B: s as the GEMM loads its [r][c] tile, used for the warp's three groups.
+          std::uint32_t bfr[4];
+          ldmatrix_x4_trans(bfr, chunk + (ks * 16 + (lane & 7) + (jl & 1) * 8) * kGmPitch + c0 + (jl >> 1) * 8);
+#pragma unroll
+          for (int grp = 0; grp < kGmRowSets; ++grp) {
+            mma_bf16(acc[grp][0], af[grp][ks], bfr[0], bfr[1]);
+            mma_bf16(acc[grp][1], af[grp][ks], bfr[2], bfr[3]);
+          }
+        }
+#pragma unroll
+        for (int grp = 0; grp < kGmRowSets; ++grp)
+#pragma unroll
+          for (int j = 0; j < 2; ++j)
+#pragma unroll
+            for (int half = 0; half < 2; ++half)
+              *reinterpret_cast<__nv_bfloat162*>(&sm.out[buf][set_row0 + grp * 16 + g + half * 8][c0 + j * 8 + tq * 2]) =
+                  __floats2bfloat162_rn(acc[grp][j][half * 2], acc[grp][j][half * 2 + 1]);
+      }
+      bar_arrive(kGmFull + buf, kGmThreads);
+    }
+    cp_async_wait<0>();
+    // The backward's last outputs while the store warps write the last tiles, as above.
+    for (int c = t; c < kGwRows; c += kGmComputeThreads)
+      static_cast<bf16*>(fin.grad_bias)[n0 + c] =
+          round_to<bf16>(grad_bias_column([&](int b) { return load_f32(&sm.g[b][c]); }, B));
+    const std::int64_t count = static_cast<std::int64_t>(B) * kK;
+    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kGmComputeThreads + t; i < count;
+         i += static_cast<std::int64_t>(gridDim.x) * kGmComputeThreads)
+      dtemb_combine(fin.partial, static_cast<const bf16*>(fin.temb), static_cast<bf16*>(fin.grad_temb), count, i);
+  } else {
+    const int ts = t - kGmComputeThreads;
+    constexpr int kRowChunks = kGmCols / 8;  // 16-byte pieces of a tile row
+    for (int tile = 0; tile < kGmTiles; ++tile) {
+      const int buf = tile % kGmOutBufs;
+      bar_sync(kGmFull + buf, kGmThreads);
+      bf16* dst = grad_weight + static_cast<std::int64_t>(n0) * kK + tile * kGmCols;
+#pragma unroll 6
+      for (int i = 0; i < kGwRows * kRowChunks / kGmStoreThreads; ++i) {
+        const int idx = i * kGmStoreThreads + ts;
+        const int r = idx / kRowChunks;
+        const int c = idx % kRowChunks * 8;
+        *reinterpret_cast<uint4*>(dst + static_cast<std::int64_t>(r) * kK + c) =
+            *reinterpret_cast<const uint4*>(&sm.out[buf][r][c]);
+      }
+      if (tile + kGmOutBufs < kGmTiles) bar_arrive(kGmFree + buf, kGmThreads);
+    }
+  }
+  release_dependent_grids();
+}
+
 }  // namespace
 
 cudaError_t fits_current_device(bool* fits) { return launch::fits(sizeof(Smem), fits); }
 
-cudaError_t grad_weight_fits_current_device(bool* fits) { return launch::fits(sizeof(GradWSmem), fits); }
+cudaError_t grad_weight_fits_current_device(bool* fits) {
+  return launch::fits(sizeof(GradWSmem) > sizeof(GradWMidSmem) ? sizeof(GradWSmem) : sizeof(GradWMidSmem), fits);
+}
 
 cudaError_t dtemb_fits_current_device(bool* fits) { return launch::fits(sizeof(DTembSmem), fits); }
 
@@ -366,7 +526,14 @@ cudaError_t forward(int B, const void* temb, const void* weight, const void* bia
 
 cudaError_t grad_weight(int B, const void* s_or_temb, bool silu_done, const void* grad_out, void* grad_weight,
                         const Finish& finish, cudaStream_t stream) {
-  if (B < 1 || B > kGradWMaxB) return cudaErrorInvalidValue;
+  if (B < 1 || B > kGradWMaxB || (B > kGradWSmallMaxB && !silu_done)) return cudaErrorInvalidValue;
+  if (B > kGradWSmallMaxB) {
+    constexpr std::size_t smem = sizeof(GradWMidSmem);
+    if (const cudaError_t err = launch::allow_smem<grad_weight_mid_kernel>(smem); err != cudaSuccess) return err;
+    return launch::kernel<grad_weight_mid_kernel>(kN / kGwRows, kGmThreads, smem, stream,
+                                                  static_cast<const bf16*>(s_or_temb), static_cast<const bf16*>(grad_out),
+                                                  static_cast<bf16*>(grad_weight), B, finish);
+  }
   constexpr std::size_t smem = sizeof(GradWSmem);
   if (const cudaError_t err = launch::allow_smem<grad_weight_kernel>(smem); err != cudaSuccess) return err;
   return launch::kernel<grad_weight_kernel>(kN / kGwRows, kGwThreads, smem, stream, static_cast<const bf16*>(s_or_temb),

@@ -5,14 +5,14 @@
 // the way, saving its launch.
 // d_temb (B <= kDTembMaxB): the forward's pipeline over W read along n, for the GEMM's per-slice
 // FP32 partials.
-// grad_weight (B <= kGradWMaxB): at small B grad_weight is one write of a W-sized tensor; this
-// kernel writes it as each CTA's rows in address order (the pattern that reached the write
+// grad_weight (B <= kGradWMaxB): at small B grad_weight is one write of a W-sized tensor; these
+// kernels write it as each CTA's rows in address order (the pattern that reached the write
 // ceiling in dev/write_check.cu), for the smallest B computes SiLU itself, and writes grad_temb
 // and grad_bias while its last rows are stored, saving two launches.
 //
-// Both keep the bf16 contract exactly as the mma.sync GEMMs evaluate it (each element the same
+// All keep the bf16 contract exactly as the mma.sync GEMMs evaluate it (each element the same
 // chain of mma.sync k16 steps over the reduction, ascending, into one FP32 accumulator; the
-// forward's bias added in FP32; one rounding), so either may run for any B they take and the
+// forward's bias added in FP32; one rounding), so any of them may run for any B it takes and the
 // bytes are the same; tests/cuda/test_kernel_paths.cpp compares them byte for byte.
 #pragma once
 
@@ -42,11 +42,15 @@ cudaError_t dtemb_fits_current_device(bool* fits);
 // backward_finish_kernel.
 cudaError_t dtemb_partials(int B, const void* weight, const void* grad_out, float* partial, cudaStream_t stream);
 
-// Largest batch the grad_weight kernel takes: one k16 step of batch rows (the mma.sync GEMM's
-// second step, over rows 16 .. 31, is all zeros there and is run too, so the chain is the same).
-constexpr int kGradWMaxB = 16;
+// Largest batch the grad_weight kernels take: up to kGradWSmallMaxB (one k16 step of batch rows)
+// the kernel that holds all of s in shared memory; above it, up to four k16 steps, the one that
+// streams s in chunks of columns. Each runs the k16 steps that hold batch rows; the GEMMs' further
+// steps, over zero rows, change no value (the .cu file says why), so the chains are the same.
+constexpr int kGradWSmallMaxB = 16;
+constexpr int kGradWMaxB = 32;
 
-// Whether the current device has the shared memory per block grad_weight needs (197 KB).
+// Whether the current device has the shared memory per block both grad_weight kernels need
+// (197 KB).
 cudaError_t grad_weight_fits_current_device(bool* fits);
 
 // The backward's other outputs, which the grad_weight kernel writes too (in place of
@@ -62,7 +66,7 @@ struct Finish {
 
 // grad_weight[n,k] = round(sum_b grad_out[b,n] s[b,k]), and `finish`'s outputs; `s_or_temb` is
 // s = SiLU(temb) as silu_kernel writes it when `silu_done`, else temb, and the kernel computes s
-// the same way.
+// the same way (B <= kGradWSmallMaxB only: a larger B without `silu_done` is cudaErrorInvalidValue).
 cudaError_t grad_weight(int B, const void* s_or_temb, bool silu_done, const void* grad_out, void* grad_weight,
                         const Finish& finish, cudaStream_t stream);
 

@@ -909,10 +909,11 @@ constexpr int kForwardWideFromB = 1024;    // equal at 1024, the 128 x 128 tiles
 constexpr int kDTembTallNarrowUpToB = 32;
 constexpr int kDTembMediumFromB = 65;
 constexpr int kDTembWideFromB = 193;
-// grad_weight past the streaming kernel (B > 16): ping-pong wgmma at every B. With its 256-byte
-// epilogue rows it is faster than the mma.sync GEMM at B = 24 and 32 (the whole backward, queued
-// calls: 0.0786 / 0.0803 and 0.0785 / 0.0823 ms) and than the cooperative GEMM at B = 1024 and 2048
-// (alone: 0.159 / 0.180 and 0.320 / 0.343 ms; dev/gradw_check.cu); those two run only when forced.
+// grad_weight past the streaming kernels (B > 32), or where streaming is off: ping-pong wgmma from
+// B = 17. With its 256-byte epilogue rows it is faster than the mma.sync GEMM at B = 24 and 32 (the
+// whole backward, queued calls: 0.0786 / 0.0803 and 0.0785 / 0.0823 ms) and than the cooperative GEMM
+// at B = 1024 and 2048 (alone: 0.159 / 0.180 and 0.320 / 0.343 ms; dev/gradw_check.cu); those two
+// run only when forced.
 constexpr int kGradWWgmmaFromB = 17;
 
 // bf16 forward: the streaming kernel up to this batch size where the device fits it, the 64-row
@@ -921,9 +922,10 @@ constexpr int kGradWWgmmaFromB = 17;
 // docs/notes/cuda-kernels.md). Where wgmma cannot run, the streaming kernel takes every B it has.
 // Speed only: the bytes are the same either way.
 constexpr int kBf16StreamingForwardUpToB = 4;
-// bf16 grad_weight: the streaming kernel up to this batch size, computing SiLU itself up to
-// the second (beyond it silu_kernel's launch costs less than 128 CTAs each computing all of s;
-// measured likewise).
+// bf16 grad_weight: the streaming kernels up to this batch size (from B = 17 the one that streams s:
+// forward + backward 2-5 us faster than with the ping-pong GEMM at B = 17 ... 32, `rlk bench`,
+// docs/notes/cuda-kernels.md, sixteenth session), computing SiLU themselves up to the second
+// (beyond it silu_kernel's launch costs less than 128 CTAs each computing all of s; measured likewise).
 constexpr int kBf16StreamingGradWUpToB = bf16_stream::kGradWMaxB;
 constexpr int kBf16StreamingGradWSiluUpToB = 4;
 // bf16 d_temb: the streaming kernel (with the streaming grad_weight) up to this batch size (the
