@@ -49,15 +49,14 @@ struct Smem {
   bf16 s[kStages][kSRows][kPitch];  // temb as loaded, then SiLU in place; rows >= B stay zero
 };
 
-// Rows B .. kRows - 1 of each of kStages stage tiles hold batch padding: zeroed once by the kThreads
-// threads of the block (`t` is the caller's thread index), never loaded.
+// Rows B .. kRows - 1 of each of kStages tiles hold batch padding: zeroed once (+0, 16-byte stores)
+// by the kThreads threads of the block (`t` is the caller's thread index), never loaded.
 template <int kStages, int kRows, int kPitch, int kThreads>
 __device__ __forceinline__ void zero_batch_padding(bf16 (*tiles)[kRows][kPitch], int B, int t) {
-  for (int idx = t; idx < kStages * (kRows - B) * kPitch; idx += kThreads) {
-    const int slot = idx / ((kRows - B) * kPitch);
-    const int rest = idx % ((kRows - B) * kPitch);
-    tiles[slot][B + rest / kPitch][rest % kPitch] = round_to<bf16>(0.0f);
-  }
+  static_assert(kPitch % 8 == 0, "rows of whole 16-byte pieces");
+  const int per_slot = (kRows - B) * kPitch / 8;
+  for (int idx = t; idx < kStages * per_slot; idx += kThreads)
+    reinterpret_cast<uint4*>(&tiles[idx / per_slot][B][0])[idx % per_slot] = make_uint4(0u, 0u, 0u, 0u);
 }
 
 __global__ void __launch_bounds__(kThreads, 1)
@@ -230,6 +229,38 @@ struct GradWSmem {
   bf16 g[kGwBatchRows][kGwGPitch];      // grad_out[:, n0 .. n0 + 143]; rows >= B zero
 };
 
+// The backward's last outputs, written by a grad_weight kernel's kThreads compute threads (`t` their
+// index) while its store warps write the last tiles: grad_bias of the CTA's kGwRows columns from n0,
+// from grad_out in shared memory (g[b][c] = grad_out[b, n0 + c]), and this CTA's share of the d_temb
+// combine (the d_temb kernel launched before has completed: the kernels await prior grids first).
+template <int kThreads>
+__device__ __forceinline__ void finish_backward(const Finish& fin, const bf16 (*g)[kGwGPitch], int B, int n0, int t) {
+  for (int c = t; c < kGwRows; c += kThreads)
+    static_cast<bf16*>(fin.grad_bias)[n0 + c] =
+        round_to<bf16>(grad_bias_column([&](int b) { return load_f32(&g[b][c]); }, B));
+  const std::int64_t count = static_cast<std::int64_t>(B) * kK;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kThreads + t; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * kThreads)
+    dtemb_combine(fin.partial, static_cast<const bf16*>(fin.temb), static_cast<bf16*>(fin.grad_temb), count, i);
+}
+
+// One staging tile (kRows x kCols, row pitch kPitch) stored to grad_weight from `dst` (row stride K)
+// in address order, 16 bytes per thread and step, by the kThreads store threads (`ts` their index),
+// kUnroll steps unrolled.
+template <int kRows, int kCols, int kPitch, int kThreads, int kUnroll = kRows * (kCols / 8) / kThreads>
+__device__ __forceinline__ void store_tile(bf16* dst, const bf16* tile, int ts) {
+  constexpr int kRowChunks = kCols / 8;  // 16-byte pieces of a tile row
+  static_assert(kCols % 8 == 0 && kRows * kRowChunks % kThreads == 0);
+#pragma unroll kUnroll
+  for (int i = 0; i < kRows * kRowChunks / kThreads; ++i) {
+    const int idx = i * kThreads + ts;
+    const int r = idx / kRowChunks;
+    const int c = idx % kRowChunks * 8;
+    *reinterpret_cast<uint4*>(dst + static_cast<std::int64_t>(r) * kK + c) =
+        *reinterpret_cast<const uint4*>(tile + r * kPitch + c);
+  }
+}
+
 __device__ __forceinline__ void bar_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
@@ -254,10 +285,8 @@ __global__ void __launch_bounds__(kGwThreads, 1)
   stage_rows<kGwRows, kGwGPitch, kGwThreads, kN>(&sm.g[0][0], grad_out + n0, B, t);
   cp_async_commit();
   // Batch rows B .. 15 are padding: zero, never loaded (filled while the copies are in flight).
-  for (int idx = t; idx < (kGwBatchRows - B) * kGwSPitch / 8; idx += kGwThreads)
-    reinterpret_cast<uint4*>(&sm.s[B][0])[idx] = make_uint4(0u, 0u, 0u, 0u);
-  for (int idx = t; idx < (kGwBatchRows - B) * kGwGPitch / 8; idx += kGwThreads)
-    reinterpret_cast<uint4*>(&sm.g[B][0])[idx] = make_uint4(0u, 0u, 0u, 0u);
+  zero_batch_padding<1, kGwBatchRows, kGwSPitch, kGwThreads>(&sm.s, B, t);
+  zero_batch_padding<1, kGwBatchRows, kGwGPitch, kGwThreads>(&sm.g, B, t);
   cp_async_wait<0>();
   if (!silu_done) {
     __syncthreads();
@@ -308,31 +337,15 @@ __global__ void __launch_bounds__(kGwThreads, 1)
       }
       bar_arrive(kGwFull + buf, kGwThreads);
     }
-    // The backward's last outputs, while the store warps write the last tiles: grad_bias of this
-    // CTA's columns from grad_out in shared memory, and this CTA's share of the d_temb combine
-    // (the d_temb kernel launched before this one has completed: await_prior_grids() above).
-    for (int c = t; c < kGwRows; c += kGwComputeThreads)
-      static_cast<bf16*>(fin.grad_bias)[n0 + c] =
-          round_to<bf16>(grad_bias_column([&](int b) { return load_f32(&sm.g[b][c]); }, B));
-    const std::int64_t count = static_cast<std::int64_t>(B) * kK;
-    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kGwComputeThreads + t; i < count;
-         i += static_cast<std::int64_t>(gridDim.x) * kGwComputeThreads)
-      dtemb_combine(fin.partial, static_cast<const bf16*>(fin.temb), static_cast<bf16*>(fin.grad_temb), count, i);
+    finish_backward<kGwComputeThreads>(fin, sm.g, B, n0, t);
   } else {
     const int ts = t - kGwComputeWarps * 32;
-    constexpr int kRowChunks = kGwTileCols / 8;  // 16-byte pieces of a tile row
     for (int tile = 0; tile < kGwTiles; ++tile) {
       const int buf = tile & 1;
       bar_sync(kGwFull + buf, kGwThreads);
-      bf16* dst = grad_weight + static_cast<std::int64_t>(n0 + tile / 2 * 16) * kK + (tile & 1) * kGwTileCols;
-#pragma unroll
-      for (int i = 0; i < 16 * kRowChunks / kGwStoreThreads; ++i) {
-        const int idx = i * kGwStoreThreads + ts;
-        const int r = idx / kRowChunks;
-        const int c = idx % kRowChunks * 8;
-        *reinterpret_cast<uint4*>(dst + static_cast<std::int64_t>(r) * kK + c) =
-            *reinterpret_cast<const uint4*>(&sm.out[buf][r][c]);
-      }
+      store_tile<16, kGwTileCols, kGwTilePitch, kGwStoreThreads>(
+          grad_weight + static_cast<std::int64_t>(n0 + tile / 2 * 16) * kK + (tile & 1) * kGwTileCols, &sm.out[buf][0][0],
+          ts);
       if (tile + 2 < kGwTiles) bar_arrive(kGwFree + buf, kGwThreads);
     }
   }
@@ -404,13 +417,8 @@ __global__ void __launch_bounds__(kGmThreads, 1)
     issue_chunk(1);
   }
   // Batch rows B .. kGmBatchRows - 1 are padding: zero, never loaded (filled while the copies fly).
-  const int pad_rows = kGmBatchRows - B;
-  for (int idx = t; idx < pad_rows * kGwGPitch / 8; idx += kGmThreads)
-    reinterpret_cast<uint4*>(&sm.g[B][0])[idx] = make_uint4(0u, 0u, 0u, 0u);
-  for (int idx = t; idx < kGmSStages * pad_rows * kGmPitch / 8; idx += kGmThreads) {
-    const int stage = idx / (pad_rows * kGmPitch / 8);
-    reinterpret_cast<uint4*>(&sm.s[stage][B][0])[idx % (pad_rows * kGmPitch / 8)] = make_uint4(0u, 0u, 0u, 0u);
-  }
+  zero_batch_padding<1, kGmBatchRows, kGwGPitch, kGmThreads>(&sm.g, B, t);
+  zero_batch_padding<kGmSStages, kGmBatchRows, kGmPitch, kGmThreads>(sm.s, B, t);
   if (compute)
     cp_async_wait<2>();  // grad_out's group (the two s chunks may still fly)
   else
@@ -466,29 +474,14 @@ __global__ void __launch_bounds__(kGmThreads, 1)
       bar_arrive(kGmFull + buf, kGmThreads);
     }
     cp_async_wait<0>();
-    // The backward's last outputs while the store warps write the last tiles, as above.
-    for (int c = t; c < kGwRows; c += kGmComputeThreads)
-      static_cast<bf16*>(fin.grad_bias)[n0 + c] =
-          round_to<bf16>(grad_bias_column([&](int b) { return load_f32(&sm.g[b][c]); }, B));
-    const std::int64_t count = static_cast<std::int64_t>(B) * kK;
-    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kGmComputeThreads + t; i < count;
-         i += static_cast<std::int64_t>(gridDim.x) * kGmComputeThreads)
-      dtemb_combine(fin.partial, static_cast<const bf16*>(fin.temb), static_cast<bf16*>(fin.grad_temb), count, i);
+    finish_backward<kGmComputeThreads>(fin, sm.g, B, n0, t);
   } else {
     const int ts = t - kGmComputeThreads;
-    constexpr int kRowChunks = kGmCols / 8;  // 16-byte pieces of a tile row
     for (int tile = 0; tile < kGmTiles; ++tile) {
       const int buf = tile % kGmOutBufs;
       bar_sync(kGmFull + buf, kGmThreads);
-      bf16* dst = grad_weight + static_cast<std::int64_t>(n0) * kK + tile * kGmCols;
-#pragma unroll 6
-      for (int i = 0; i < kGwRows * kRowChunks / kGmStoreThreads; ++i) {
-        const int idx = i * kGmStoreThreads + ts;
-        const int r = idx / kRowChunks;
-        const int c = idx % kRowChunks * 8;
-        *reinterpret_cast<uint4*>(dst + static_cast<std::int64_t>(r) * kK + c) =
-            *reinterpret_cast<const uint4*>(&sm.out[buf][r][c]);
-      }
+      store_tile<kGwRows, kGmCols, kGmPitch, kGmStoreThreads, 6>(grad_weight + static_cast<std::int64_t>(n0) * kK + tile * kGmCols,
+                                                             &sm.out[buf][0][0], ts);
       if (tile + kGmOutBufs < kGmTiles) bar_arrive(kGmFree + buf, kGmThreads);
     }
   }
