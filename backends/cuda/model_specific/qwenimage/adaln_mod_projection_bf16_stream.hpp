@@ -43,9 +43,10 @@ cudaError_t dtemb_fits_current_device(bool* fits);
 cudaError_t dtemb_partials(int B, const void* weight, const void* grad_out, float* partial, cudaStream_t stream);
 
 // Largest batch the grad_weight kernels take: up to kGradWSmallMaxB (one k16 step of batch rows)
-// the kernel that holds all of s in shared memory; above it, up to four k16 steps, the one that
-// streams s in chunks of columns. Each runs the k16 steps that hold batch rows; the GEMMs' further
-// steps, over zero rows, change no value (the .cu file says why), so the chains are the same.
+// the kernel that holds all of s in shared memory; above it, two k16 steps (the mma.sync GEMM's
+// r-tile of 32 rows), the one that streams s in chunks of columns. Each runs the k16 steps that
+// hold batch rows; the GEMMs' further steps, over zero rows, change no value (the .cu file says
+// why), so the chains are the same.
 constexpr int kGradWSmallMaxB = 16;
 constexpr int kGradWMaxB = 32;
 
