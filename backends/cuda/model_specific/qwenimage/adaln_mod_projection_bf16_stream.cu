@@ -8,7 +8,7 @@
 //   pt[z,b,k] acc = 0; one mma.sync m16n8k16 step per 16 rows n, ascending over slice z's
 //             N / kSplitN rows; stored as FP32 (dtemb_combine adds the slices, in
 //             grad_weight_kernel below or backward_finish_kernel).
-//   gt[b,k], gb[n]  dtemb_combine and grad_bias_column (adaln_mod_projection_device.cuh), the
+//   gt[b,k], gb[n]  dtemb_combine_vec and grad_bias_column (adaln_mod_projection_device.cuh), the
 //             arithmetic of backward_finish_kernel, in grad_weight_kernel.
 //   gw[n,k]   acc = 0; one mma.sync m16n8k16 step per 16 batch rows, ascending over the
 //             GEMM's r-tile of 32 rows (rows >= B zero); gw = round_to<bf16>(acc). The kernels
@@ -232,16 +232,18 @@ struct GradWSmem {
 // The backward's last outputs, written by a grad_weight kernel's kThreads compute threads (`t` their
 // index) while its store warps write the last tiles: grad_bias of the CTA's kGwRows columns from n0,
 // from grad_out in shared memory (g[b][c] = grad_out[b, n0 + c]), and this CTA's share of the d_temb
-// combine (the d_temb kernel launched before has completed: the kernels await prior grids first).
+// combine (the d_temb kernel launched before has completed: the kernels await prior grids first),
+// kCombineVec elements per thread and step with all their loads in flight (dtemb_combine_vec).
+static_assert(kK % kCombineVec == 0, "grad_temb's count B * K is a multiple of the combine's vector");
 template <int kThreads>
 __device__ __forceinline__ void finish_backward(const Finish& fin, const bf16 (*g)[kGwGPitch], int B, int n0, int t) {
   for (int c = t; c < kGwRows; c += kThreads)
     static_cast<bf16*>(fin.grad_bias)[n0 + c] =
         round_to<bf16>(grad_bias_column([&](int b) { return load_f32(&g[b][c]); }, B));
   const std::int64_t count = static_cast<std::int64_t>(B) * kK;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kThreads + t; i < count;
-       i += static_cast<std::int64_t>(gridDim.x) * kThreads)
-    dtemb_combine(fin.partial, static_cast<const bf16*>(fin.temb), static_cast<bf16*>(fin.grad_temb), count, i);
+  for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * kThreads + t) * kCombineVec; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * kThreads * kCombineVec)
+    dtemb_combine_vec(fin.partial, static_cast<const bf16*>(fin.temb), static_cast<bf16*>(fin.grad_temb), count, i);
 }
 
 // One staging tile (kRows x kCols, row pitch kPitch) stored to grad_weight from `dst` (row stride K)

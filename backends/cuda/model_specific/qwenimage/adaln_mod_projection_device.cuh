@@ -84,7 +84,8 @@ __device__ __forceinline__ void dtemb_combine(const float* __restrict__ partial,
 // dtemb_combine of the kCombineVec elements from i (a multiple of kCombineVec; counts here are
 // multiples of K = 3072), every load issued before the first add: the same arithmetic per element
 // with more reads in flight per thread, for the finish kernel that runs on a few SMs beside the
-// grad_weight GEMM (adaln_mod_projection_kernels.cu).
+// grad_weight GEMM (adaln_mod_projection_kernels.cu) and the streaming bf16 grad_weight kernels'
+// finish (adaln_mod_projection_bf16_stream.cu).
 constexpr int kCombineVec = 4;
 template <class T>
 __device__ __forceinline__ void dtemb_combine_vec(const float* __restrict__ partial, const T* __restrict__ temb,
