@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda_runtime.h>
 
@@ -105,7 +106,17 @@ cudaError_t launch_bp(int B, const float* s, const float* grad_out, float* grad_
   return launch::kernel<grad_weight_kernel<BP>>(kN / kRows, kThreads, smem, stream, s, grad_out, grad_weight, B);
 }
 
-std::size_t smem_bytes(int B) { return B <= 32 ? sizeof(Smem<32>) : sizeof(Smem<64>); }
+// The one place that picks BP for B: f(std::integral_constant<int, BP>) with BP = 32 up to 32 rows
+// and kMaxB above (two instantiations of the kernel).
+constexpr int kNarrowBP = 32;
+template <class F>
+auto with_bp(int B, F&& f) {
+  return B <= kNarrowBP ? f(std::integral_constant<int, kNarrowBP>{}) : f(std::integral_constant<int, kMaxB>{});
+}
+
+std::size_t smem_bytes(int B) {
+  return with_bp(B, [](auto bp) { return sizeof(Smem<decltype(bp)::value>); });
+}
 
 }  // namespace
 
@@ -113,8 +124,7 @@ cudaError_t fits_current_device(int B, bool* fits) { return launch::fits(smem_by
 
 cudaError_t grad_weight(int B, const float* s, const float* grad_out, float* grad_weight, cudaStream_t stream) {
   if (B < kMinB || B > kMaxB) return cudaErrorInvalidValue;
-  if (B <= 32) return launch_bp<32>(B, s, grad_out, grad_weight, stream);
-  return launch_bp<kMaxB>(B, s, grad_out, grad_weight, stream);
+  return with_bp(B, [&](auto bp) { return launch_bp<decltype(bp)::value>(B, s, grad_out, grad_weight, stream); });
 }
 
 }  // namespace rlk::cuda::qwenimage::fp32_gradw
