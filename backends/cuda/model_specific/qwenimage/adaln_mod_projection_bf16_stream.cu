@@ -6,10 +6,10 @@
 //   y[b,n]    acc = 0; one mma.sync m16n8k16 step per 16 k, k ascending over all 3072;
 //             y = round_to<bf16>(acc + bias[n]) (FP32 add, one rounding).
 //   pt[z,b,k] acc = 0; one mma.sync m16n8k16 step per 16 rows n, ascending over slice z's
-//             N / kSplitN rows; stored as FP32 (dtemb_combine adds the slices, in
-//             grad_weight_kernel below or backward_finish_kernel).
+//             N / kSplitN rows; stored as FP32 (dtemb_combine's arithmetic adds the slices: in
+//             the grad_weight kernels below or backward_finish_kernel).
 //   gt[b,k], gb[n]  dtemb_combine_vec and grad_bias_column (adaln_mod_projection_device.cuh), the
-//             arithmetic of backward_finish_kernel, in grad_weight_kernel.
+//             arithmetic of backward_finish_kernel, in the grad_weight kernels' finish.
 //   gw[n,k]   acc = 0; one mma.sync m16n8k16 step per 16 batch rows, ascending over the
 //             GEMM's r-tile of 32 rows (rows >= B zero); gw = round_to<bf16>(acc). The kernels
 //             run the steps that hold batch rows only (see grad_weight_kernel for why the
