@@ -418,14 +418,15 @@ TEST_F(KernelPaths, Bf16StreamingGradWeightGivesTheBytesOfMmaSyncAtEveryBatchItT
   }
   static_assert(bf16_stream::kGradWSmallMaxB < 29 && 29 <= bf16_stream::kGradWMaxB);
   constexpr int kBatches[] = {3, 29};
-  std::vector<std::vector<unsigned char>> reference[2], got[2];
-  for (int i = 0; i < 2; ++i) {
+  constexpr int kCases = sizeof(kBatches) / sizeof(kBatches[0]);
+  std::vector<std::vector<unsigned char>> reference[kCases], got[kCases];
+  for (int i = 0; i < kCases; ++i) {
     reference[i] = run_backward(Storage::bfloat16, kBatches[i], KernelChoice{mma, mma, mma, Streaming::off});
     got[i] = run_backward(Storage::bfloat16, kBatches[i], KernelChoice{mma, mma, GemmFamily::automatic, Streaming::on});
   }
   for (int i = 0; i < kSpecials; ++i)
     ASSERT_EQ(cudaMemcpy(specials[i].first, &saved[i], 2, cudaMemcpyHostToDevice), cudaSuccess);
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kCases; ++i) {
     std::size_t nans = 0;
     for (std::size_t e = 0; e + 2 <= reference[i][1].size(); e += 2) {
       const unsigned v = reference[i][1][e] | (reference[i][1][e + 1] << 8);
