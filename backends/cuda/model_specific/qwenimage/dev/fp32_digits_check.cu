@@ -17,6 +17,10 @@
 //   - C = 2^(ex + ey - 12) * (((D_0 + D_1 2^-8) + D_2 2^-16) + D_3 2^-24), the adds in FP64 in
 //     that order (the scalings are exact); then y = round_fp32(C + bias), grad_temb =
 //     round_fp32(round_fp32(C) * silu'(temb)) (silu' in FP32), grad_weight = round_fp32(C).
+// d_temb also runs as "d_temb/8" (eighteenth session): W's column scales over each of the 8 fixed
+// slices of 2304 rows instead of all 18432 (the scales a streaming kernel at small B can find from
+// the tile it reads, dev/fp32_digits_small_b.cu), dy's over its whole row; each slice's diagonals
+// one strided batched INT8 GEMM, and the slices' values added in FP64 in ascending order.
 // Each D_t is one INT8 GEMM with the digit planes concatenated along r: X's planes stored
 // [d0 d1 d2 d3] per row, Y's [d3 d2 d1 d0], so D_t pairs the first (t + 1) R of X's row with the
 // last (t + 1) R of Y's. Being exact, D_t's bytes cannot depend on the kernel cuBLAS picks for a
@@ -107,6 +111,31 @@ __global__ void __launch_bounds__(kThreads) cut_rows(const float* x, int len, st
   }
 }
 
+// Rows of dy (length N, the reduction of d_temb) under the whole row's scale, written per slice of
+// kSliceRows: planes [slice][row][plane][kSliceRows], planes in the order d3 .. d0 (the Y side).
+constexpr int kSlices = 8;
+constexpr int kSliceRows = N / kSlices;
+__global__ void __launch_bounds__(kThreads) cut_rows_sliced(const float* x, int rows, std::int8_t* planes, int* exps) {
+  __shared__ float warp_max[kThreads / 32];
+  const float* row = x + std::size_t(blockIdx.x) * N;
+  float m = 0.0f;
+  for (int r = threadIdx.x; r < N; r += kThreads) m = fmaxf(m, fabsf(row[r]));
+  for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = m;
+  __syncthreads();
+  m = 0.0f;
+  for (int w = 0; w < kThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
+  const int e = exponent_above(m);
+  if (threadIdx.x == 0) exps[blockIdx.x] = e;
+  for (int r = threadIdx.x; r < N; r += kThreads) {
+    std::int8_t d[kDigits];
+    digits_of(row[r], e, d);
+    const int sl = r / kSliceRows, rr = r % kSliceRows;
+    std::int8_t* out = planes + (std::size_t(sl) * rows + blockIdx.x) * kDigits * kSliceRows;
+    for (int i = 0; i < kDigits; ++i) out[std::size_t(kDigits - 1 - i) * kSliceRows + rr] = d[i];
+  }
+}
+
 // Columns of a row-major [rows][cols] matrix whose rows are the reduction: the largest |x| per
 // column (as float bits, non-negative, so integer max is float max; max is exact in any order).
 __global__ void column_max(const float* x, int rows, int cols, unsigned* max_bits) {
@@ -170,6 +199,39 @@ void diagonal_gemms(cublasHandle_t h, int M, int Cn, int R, const Digits& x, con
             diag + t * plane);
 }
 
+// d_temb per slice (per-slice column scales of W): for each diagonal t one strided batched GEMM over
+// the 8 slices, D_t of slice s at diag[(4 s + t) M Cn] (column-major K x B).
+void slice_gemms(cublasHandle_t h, int Cn, const Digits& w, const Digits& dy, std::int32_t* diag) {
+  const std::size_t plane = std::size_t(K) * Cn;
+  const std::int32_t one = 1, zero = 0;
+  for (int t = 0; t < kDigits; ++t)
+    ckb(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, K, Cn, (t + 1) * kSliceRows, &one, w.planes, CUDA_R_8I,
+                                   kDigits * kSliceRows, (long long)K * kDigits * kSliceRows,
+                                   dy.planes + std::size_t(kDigits - 1 - t) * kSliceRows, CUDA_R_8I,
+                                   kDigits * kSliceRows, (long long)Cn * kDigits * kSliceRows, &zero, diag + t * plane,
+                                   CUDA_R_32I, K, (long long)kDigits * plane, kSlices, CUBLAS_COMPUTE_32I,
+                                   CUBLAS_GEMM_DEFAULT),
+        "cublasGemmStridedBatchedEx int8");
+}
+// g = round_fp32(sum over the slices, ascending, of Z_s 2^(e_dy + e_col(s) - 36) in FP64), then
+// grad_temb = round_fp32(g silu'(temb)).
+__global__ void combine_slices(const std::int32_t* diag, int Cn, const int* e_col, const int* e_dy, const float* temb,
+                               float* out) {
+  const std::size_t plane = std::size_t(K) * Cn;
+  GRID_STRIDE(i, plane) {
+    const int m = int(i % K), c = int(i / K);
+    double v = 0.0;
+    for (int sl = 0; sl < kSlices; ++sl) {
+      const std::int32_t* d = diag + std::size_t(kDigits) * sl * plane + i;
+      const long long z = (static_cast<long long>(d[0]) << 24) + (static_cast<long long>(d[plane]) << 16) +
+                          (static_cast<long long>(d[2 * plane]) << 8) + d[3 * plane];
+      v += ldexp(static_cast<double>(z), e_col[sl * K + m] + e_dy[c] - 36);
+    }
+    const float x = temb[i], sg = 1.0f / (1.0f + expf(-x));
+    out[i] = static_cast<float>(v) * (sg * (1.0f + x * (1.0f - sg)));
+  }
+}
+
 enum class Epilogue { bias, silu_grad, plain };
 
 // out[c * M + m] from the diagonals (the GEMMs' column-major layout): + bias[m] (forward), times
@@ -224,12 +286,13 @@ struct Tensors {
   float *temb, *s, *w, *bias, *dy;
   float *y, *gt, *gw;  // outputs
   Digits s_rows, w_rows, dy_rows, w_cols, dy_cols, s_cols;
+  Digits w_slice_cols, dy_sliced;  // d_temb with per-slice column scales
   std::int32_t* diag;
 };
 
 // The three products under the contract for B rows: each cuts its operands, runs its four
 // diagonal GEMMs and combines them.
-enum class Product { forward, d_temb, grad_weight };
+enum class Product { forward, d_temb, d_temb_slices, grad_weight };
 void cut(const Tensors& t, Product p, int B) {
   switch (p) {
     case Product::forward:
@@ -239,6 +302,15 @@ void cut(const Tensors& t, Product p, int B) {
     case Product::d_temb:
       cut_operand_cols(t.w, N, K, false, t.w_cols);
       cut_operand_rows(t.dy, B, N, true, t.dy_rows);
+      break;
+    case Product::d_temb_slices:
+      for (int sl = 0; sl < kSlices; ++sl) {
+        const std::size_t off = std::size_t(sl) * kSliceRows * K;
+        cut_operand_cols(t.w + off, kSliceRows, K, false,
+                         Digits{t.w_slice_cols.planes + off * kDigits, t.w_slice_cols.exps + sl * K,
+                                t.w_slice_cols.max_bits + sl * K});
+      }
+      cut_rows_sliced<<<B, kThreads>>>(t.dy, B, t.dy_sliced.planes, t.dy_sliced.exps);
       break;
     case Product::grad_weight:
       cut_operand_cols(t.s, B, K, false, t.s_cols);
@@ -250,6 +322,7 @@ void gemms(cublasHandle_t h, const Tensors& t, Product p, int B) {
   switch (p) {
     case Product::forward: diagonal_gemms(h, N, B, K, t.w_rows, t.s_rows, t.diag); break;
     case Product::d_temb: diagonal_gemms(h, K, B, N, t.w_cols, t.dy_rows, t.diag); break;
+    case Product::d_temb_slices: slice_gemms(h, B, t.w_slice_cols, t.dy_sliced, t.diag); break;
     case Product::grad_weight: diagonal_gemms(h, K, N, B, t.s_cols, t.dy_cols, t.diag); break;
   }
 }
@@ -262,6 +335,9 @@ void run(cublasHandle_t h, const Tensors& t, Product p, int B) {
       break;
     case Product::d_temb:
       combine<Epilogue::silu_grad><<<1024, 256>>>(t.diag, K, B, t.w_cols.exps, t.dy_rows.exps, t.temb, t.gt);
+      break;
+    case Product::d_temb_slices:
+      combine_slices<<<1024, 256>>>(t.diag, B, t.w_slice_cols.exps, t.dy_sliced.exps, t.temb, t.gt);
       break;
     case Product::grad_weight:
       combine<Epilogue::plain><<<1024, 256>>>(t.diag, K, N, t.s_cols.exps, t.dy_cols.exps, nullptr, t.gw);
@@ -312,6 +388,8 @@ int main() {
   t.w_cols = alloc_digits(nw, K);
   t.dy_cols = alloc_digits(ny, N);
   t.s_cols = alloc_digits(nt, K);
+  t.w_slice_cols = alloc_digits(nw, kSlices * K);
+  t.dy_sliced = alloc_digits(ny, BMAX);
   CK(cudaMalloc(&t.diag, nw * kDigits * 4));  // the largest product: grad_weight's N x K
   // The conformance distributions: temb std 2, W and bias std 0.02, grad_out std 1.
   fill_uniform<<<1024, 256>>>(t.temb, nt, 2.0f, 101);
@@ -372,6 +450,10 @@ int main() {
   // d_temb: C = W^T dy^T (M = k, columns b, r = n)
   check("d_temb", NT, NT, K, BMAX, N, wd, t.w, K, dyd, t.dy, N, t.gt, [&] { run(h, t, Product::d_temb, BMAX); },
         [&](auto* c, std::size_t n) { times_silu_grad<<<1024, 256>>>(c, t.temb, n); });
+  // the same with per-slice column scales of W (8 slices of 2304 rows) and dy's whole-row scale
+  check("d_temb/8", NT, NT, K, BMAX, N, wd, t.w, K, dyd, t.dy, N, t.gt,
+        [&] { run(h, t, Product::d_temb_slices, BMAX); },
+        [&](auto* c, std::size_t n) { times_silu_grad<<<1024, 256>>>(c, t.temb, n); });
   // grad_weight: C = s^T dy (M = k, columns n, r = b)
   check("grad_weight", NT, T, K, N, BMAX, sd, t.s, K, dyd, t.dy, N, t.gw, [&] { run(h, t, Product::grad_weight, BMAX); },
         [](auto*, std::size_t) {});
@@ -389,9 +471,10 @@ int main() {
   };
   const bool y_same = row0_alone_equal(Product::forward, t.y, ny, N);
   const bool gt_same = row0_alone_equal(Product::d_temb, t.gt, nt, K);
-  failures += !y_same + !gt_same;
-  std::printf("row 0 at B = 1 against B = %d: y bytes %s, grad_temb bytes %s\n", BMAX, y_same ? "equal" : "DIFFER",
-              gt_same ? "equal" : "DIFFER");
+  const bool gt8_same = row0_alone_equal(Product::d_temb_slices, t.gt, nt, K);
+  failures += !y_same + !gt_same + !gt8_same;
+  std::printf("row 0 at B = 1 against B = %d: y bytes %s, grad_temb bytes %s, grad_temb (8 slices) bytes %s\n", BMAX,
+              y_same ? "equal" : "DIFFER", gt_same ? "equal" : "DIFFER", gt8_same ? "equal" : "DIFFER");
 
   // Times (median of 10 after 3 warm-ups; each product whole, its cutting, its GEMMs, and cuBLAS
   // FP32 on the same product).
@@ -408,6 +491,10 @@ int main() {
     const Times d = times(Product::d_temb, [&](int rows) { sgemm(h, NT, NT, K, rows, N, t.w, K, t.dy, N, f32); }, B);
     // grad_weight reduces over the batch: at least 4 rows (cuBLAS's INT8 GEMMs want a reduction
     // length that is a multiple of 4; at B = 1 this times B = 4).
+    const Times d8 =
+        times(Product::d_temb_slices, [&](int rows) { sgemm(h, NT, NT, K, rows, N, t.w, K, t.dy, N, f32); }, B);
+    std::printf("B = %d (ms): d_temb with 8 slices %.4f (cut %.4f, 4 batched INT8 GEMMs %.4f)\n", B, d8.all, d8.cut,
+                d8.gemms);
     const int Bg = std::max(B, 4);
     const Times g =
         times(Product::grad_weight, [&](int rows) { sgemm(h, NT, T, K, N, rows, t.s, K, t.dy, N, f32); }, Bg);
