@@ -88,12 +88,9 @@ __device__ void digits_of(float x, int e, std::int8_t (&d)[kDigits]) {
 }
 __device__ int exponent_above(float max_abs) { return max_abs > 0.0f ? ilogbf(max_abs) + 1 : 0; }
 
-// Rows of length `len` (contiguous, the reduction): one block per row, its scale exponent and its
-// digit planes [row][plane][len], planes in the order d0 .. d3 or (`reversed`) d3 .. d0.
-template <bool reversed>
-__global__ void __launch_bounds__(kThreads) cut_rows(const float* x, int len, std::int8_t* planes, int* exps) {
+// The scale exponent of a row of `len` values, for every thread of the block (kThreads threads).
+__device__ int row_exponent(const float* row, int len) {
   __shared__ float warp_max[kThreads / 32];
-  const float* row = x + std::size_t(blockIdx.x) * len;
   float m = 0.0f;
   for (int r = threadIdx.x; r < len; r += kThreads) m = fmaxf(m, fabsf(row[r]));
   for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
@@ -101,7 +98,15 @@ __global__ void __launch_bounds__(kThreads) cut_rows(const float* x, int len, st
   __syncthreads();
   m = 0.0f;
   for (int w = 0; w < kThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
-  const int e = exponent_above(m);
+  return exponent_above(m);
+}
+
+// Rows of length `len` (contiguous, the reduction): one block per row, its scale exponent and its
+// digit planes [row][plane][len], planes in the order d0 .. d3 or (`reversed`) d3 .. d0.
+template <bool reversed>
+__global__ void __launch_bounds__(kThreads) cut_rows(const float* x, int len, std::int8_t* planes, int* exps) {
+  const float* row = x + std::size_t(blockIdx.x) * len;
+  const int e = row_exponent(row, len);
   if (threadIdx.x == 0) exps[blockIdx.x] = e;
   std::int8_t* out = planes + std::size_t(blockIdx.x) * kDigits * len;
   for (int r = threadIdx.x; r < len; r += kThreads) {
@@ -116,16 +121,8 @@ __global__ void __launch_bounds__(kThreads) cut_rows(const float* x, int len, st
 constexpr int kSlices = 8;
 constexpr int kSliceRows = N / kSlices;
 __global__ void __launch_bounds__(kThreads) cut_rows_sliced(const float* x, int rows, std::int8_t* planes, int* exps) {
-  __shared__ float warp_max[kThreads / 32];
   const float* row = x + std::size_t(blockIdx.x) * N;
-  float m = 0.0f;
-  for (int r = threadIdx.x; r < N; r += kThreads) m = fmaxf(m, fabsf(row[r]));
-  for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = m;
-  __syncthreads();
-  m = 0.0f;
-  for (int w = 0; w < kThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
-  const int e = exponent_above(m);
+  const int e = row_exponent(row, N);
   if (threadIdx.x == 0) exps[blockIdx.x] = e;
   for (int r = threadIdx.x; r < N; r += kThreads) {
     std::int8_t d[kDigits];
