@@ -45,9 +45,12 @@
 #include <cuda_runtime.h>
 
 #include "experiment_common.cuh"
+#include "fp32_digits.cuh"
 #include "int8_gemm.cuh"
 
 namespace {
+
+using fp32_digits::exponent_above;
 
 constexpr int K = 3072;
 constexpr int N = 18432;
@@ -79,26 +82,13 @@ __global__ void to_double(const float* x, double* y, std::size_t n) {
 
 // q and its four balanced digits, most significant first.
 __device__ void digits_of(float x, int e, std::int8_t (&d)[kDigits]) {
-  int q = static_cast<int>(llrint(ldexp(static_cast<double>(x), 30 - e)));  // exact scaling, one rounding
-  for (int i = kDigits - 1; i > 0; --i) {  // the low byte as a signed value, then carry
-    d[i] = static_cast<std::int8_t>(q & 0xff);
-    q = (q - d[i]) >> 8;
-  }
-  d[0] = static_cast<std::int8_t>(q);  // |q| <= 64 here
+  const std::uint32_t w = fp32_digits::digit_word(fp32_digits::q_exact(x, e));
+  for (int i = 0; i < kDigits; ++i) d[i] = static_cast<std::int8_t>(fp32_digits::digit(w, i));
 }
-__device__ int exponent_above(float max_abs) { return max_abs > 0.0f ? ilogbf(max_abs) + 1 : 0; }
-
-// The scale exponent of a row of `len` values, for every thread of the block (kThreads threads).
+// The scale exponent of a row of `len` values, for every thread of the block.
 __device__ int row_exponent(const float* row, int len) {
-  __shared__ float warp_max[kThreads / 32];
-  float m = 0.0f;
-  for (int r = threadIdx.x; r < len; r += kThreads) m = fmaxf(m, fabsf(row[r]));
-  for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = m;
-  __syncthreads();
-  m = 0.0f;
-  for (int w = 0; w < kThreads / 32; ++w) m = fmaxf(m, warp_max[w]);
-  return exponent_above(m);
+  __shared__ float warp_m[32];
+  return exponent_above(fp32_digits::block_max_abs(row, len, warp_m));
 }
 
 // Rows of length `len` (contiguous, the reduction): one block per row, its scale exponent and its

@@ -51,31 +51,34 @@
 
 #include <cuda_runtime.h>
 
+#include "adaln_mod_projection_device.cuh"
 #include "experiment_common.cuh"
+#include "fp32_digits.cuh"
 
 namespace {
 
-constexpr int K = 3072;
-constexpr int N = 18432;
-constexpr int kSlices = 8;
+// The operator's shapes and d_temb's fixed split, which are the contract's 8 slices.
+constexpr int K = rlk::cuda::qwenimage::device::kK;
+constexpr int N = rlk::cuda::qwenimage::device::kN;
+constexpr int kSlices = rlk::cuda::qwenimage::device::kSplitN;
 constexpr int kSliceRows = N / kSlices;  // 2304
 
+using fp32_digits::block_max_abs;
+using fp32_digits::digit;
+using fp32_digits::digit_word;
+using fp32_digits::exponent_above;
+using fp32_digits::q_exact;
+using fp32_digits::warp_max;
+using rlk::cuda::qwenimage::device::cp_async16;
+using rlk::cuda::qwenimage::device::cp_async_commit;
+using rlk::cuda::qwenimage::device::cp_async_wait;
+using rlk::cuda::qwenimage::device::silu_f32;
+using rlk::cuda::qwenimage::device::silu_grad_f32;
+
 // ---------------------------------------------------------------------------------------------
-// The contract's pieces, the same code on the host and the device.
+// The contract's pieces beyond fp32_digits.cuh.
 
-// 2^(e - 1) <= m < 2^e; 0 for m = 0.
-__host__ __device__ inline int exponent_above(float m) {
-  int e = 0;
-  (void)frexpf(m, &e);
-  return m > 0.0f ? e : 0;
-}
-// The digits' word: bytes d3, d2, d1, d0 (least significant first), each a signed byte.
-__host__ __device__ inline std::uint32_t digit_word(int q) { return (std::uint32_t(q) + 0x808080u) ^ 0x808080u; }
-__host__ __device__ inline int digit(std::uint32_t word, int i) {  // d_i, i = 0 most significant
-  return static_cast<std::int8_t>(word >> (8 * (3 - i)));
-}
-
-// q = rint(x 2^(30 - e)) on the device: the power of two split in two factors of the same sign, so
+// q_exact's q on the device in FP32: the power of two split in two factors of the same sign, so
 // each multiply is exact (or, for |x 2^(30 - e)| < 2^-126, rounds a value that rint sends to 0
 // either way), then one round-to-nearest-even conversion.
 struct Scale {
@@ -86,7 +89,6 @@ __device__ inline Scale scale_for(int e) {
   return {__int_as_float((ta + 127) << 23), __int_as_float((tb + 127) << 23)};
 }
 __device__ inline int q_of(float x, Scale s) { return __float2int_rn(x * s.a * s.b); }
-int q_host(float x, int e) { return static_cast<int>(std::llrint(std::ldexp(static_cast<double>(x), 30 - e))); }
 
 // Byte i of the word becomes byte 3 - i: d0, d1, d2, d3 first, for dp4a against a plain word.
 __device__ inline std::uint32_t reversed(std::uint32_t w) { return __byte_perm(w, 0, 0x0123); }
@@ -112,33 +114,16 @@ long long z_pair_host(std::uint32_t xw, std::uint32_t yw) {
 // 2^e as a double for e in the normal range: scaling by it is exact, unlike a call of ldexp it is
 // one multiply.
 __device__ inline double pow2(int e) { return __hiloint2double((e + 1023) << 20, 0); }
-
-__device__ inline float silu(float x) { return x / (1.0f + expf(-x)); }
-__device__ inline float silu_grad(float x) {
-  const float sig = 1.0f / (1.0f + expf(-x));
-  return sig * (1.0f + x * (1.0f - sig));
+// A product's value Z 2^(ex + ey - 36) from its four diagonals (ex + ey as e), exact.
+__device__ inline double value_of(long long d0, long long d1, long long d2, long long d3, int e) {
+  return static_cast<double>(z_of(d0, d1, d2, d3)) * pow2(e - 36);
 }
+double value_host(long long z, int e) { return std::ldexp(static_cast<double>(z), e - 36); }
 
-__device__ inline float warp_max(float m) {
-  for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  return m;
-}
 __device__ inline int warp_sum(int v) {
   for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
-// Block-wide maximum of |x| over `n` values, every thread gets it.
-__device__ float block_max_abs(const float* x, int n, float* warp_m) {
-  float m = 0.0f;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, fabsf(x[i]));
-  m = warp_max(m);
-  if (threadIdx.x % 32 == 0) warp_m[threadIdx.x / 32] = m;
-  __syncthreads();
-  m = warp_max(threadIdx.x % 32 < blockDim.x / 32 ? warp_m[threadIdx.x % 32] : 0.0f);
-  __syncthreads();
-  return m;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Small kernels (one CTA of 1024 threads each).
 
@@ -149,7 +134,7 @@ __global__ void __launch_bounds__(256) prep_s(const float* temb, float* s, std::
                                               double* s_prefix /* [K][4] */) {
   __shared__ float warp_m[32];
   __shared__ float s_sm[K];
-  for (int k = threadIdx.x; k < K; k += blockDim.x) s_sm[k] = silu(temb[k]);
+  for (int k = threadIdx.x; k < K; k += blockDim.x) s_sm[k] = silu_f32(temb[k]);
   __syncthreads();
   const int e = exponent_above(block_max_abs(s_sm, K, warp_m));
   if (blockIdx.x == 0 && threadIdx.x == 0) *e_s = e;
@@ -194,7 +179,7 @@ __global__ void dtemb_combine(const double* partial, const float* temb, float* g
   for (int sl = 1; sl < kSlices; ++sl) v += partial[sl * K + k];
   const float gk = static_cast<float>(v);
   g[k] = gk;
-  grad_temb[k] = gk * silu_grad(temb[k]);
+  grad_temb[k] = gk * silu_grad_f32(temb[k]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -232,7 +217,7 @@ __global__ void __launch_bounds__(kFwdWarps * 32) forward_b1(const float* __rest
   }
   for (int t = 0; t < 4; ++t) d[t] = warp_sum(d[t]);
   if (lane == 0) {
-    const double value = static_cast<double>(z_of(d[0], d[1], d[2], d[3])) * pow2(*e_s + e - 36);
+    const double value = value_of(d[0], d[1], d[2], d[3], *e_s + e);
     y[n] = static_cast<float>(value + static_cast<double>(bias[n]));
   }
 }
@@ -251,7 +236,7 @@ __global__ void __launch_bounds__(1024) prep_s_rows(const float* temb, float* s,
   __shared__ float warp_m[32];
   const float* t = temb + std::size_t(blockIdx.x) * K;
   float* sr = s + std::size_t(blockIdx.x) * K;
-  for (int k = threadIdx.x; k < K; k += blockDim.x) sr[k] = silu(t[k]);
+  for (int k = threadIdx.x; k < K; k += blockDim.x) sr[k] = silu_f32(t[k]);
   __syncthreads();
   const int e = exponent_above(block_max_abs(sr, K, warp_m));
   if (threadIdx.x == 0) e_s[blockIdx.x] = e;
@@ -290,10 +275,6 @@ __device__ inline void planes_of(std::uint32_t w0, std::uint32_t w1, std::uint32
   p[1] = __byte_perm(hi01, hi23, 0x5410);
   p[0] = __byte_perm(hi01, hi23, 0x7632);  // byte 3: d0
 }
-__device__ inline void cp_async16(void* dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(dst))),
-               "l"(src));
-}
 
 template <int kTiles, int kWarps>
 __global__ void __launch_bounds__(kWarps * 32, 1) forward_mma(const float* __restrict__ w,
@@ -320,11 +301,11 @@ __global__ void __launch_bounds__(kWarps * 32, 1) forward_mma(const float* __res
   };
   int slot = 0;
   if (blockIdx.x < groups) issue(blockIdx.x, 0);
-  asm volatile("cp.async.commit_group;");
+  cp_async_commit();
   for (int grp = blockIdx.x; grp < groups; grp += gridDim.x, slot ^= 1) {
     if (grp + gridDim.x < groups) issue(grp + gridDim.x, slot ^ 1);
-    asm volatile("cp.async.commit_group;");
-    asm volatile("cp.async.wait_group 1;");
+    cp_async_commit();
+    cp_async_wait<1>();
     __syncthreads();
     const float* rows = stage + slot * kFmStageFloats;
     // Row maxima: each warp over its k range, then over the warps.
@@ -384,13 +365,13 @@ __global__ void __launch_bounds__(kWarps * 32, 1) forward_mma(const float* __res
         float mn = 0.0f;
         for (int ww = 0; ww < kWarps; ++ww) mn = fmaxf(mn, rowmax_sm[ww][n]);
         const int row = grp * kFmRows + n;
-        const double value = static_cast<double>(z_of(d[0], d[1], d[2], d[3])) * pow2(e_s[b] + exponent_above(mn) - 36);
+        const double value = value_of(d[0], d[1], d[2], d[3], e_s[b] + exponent_above(mn));
         y[std::size_t(b) * N + row] = static_cast<float>(value + static_cast<double>(bias[row]));
       }
     }
     __syncthreads();  // csum, red and rowmax_sm are free again
   }
-  asm volatile("cp.async.wait_group 0;");
+  cp_async_wait<0>();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -442,8 +423,8 @@ __global__ void __launch_bounds__(kThreads) dtemb_b1(const float* __restrict__ w
         const int r = tr + i * kRowsPerPass;
         cp_async16(tile_sm + r * kQuads + tq, base + std::size_t(r) * K);
       }
-      asm volatile("cp.async.commit_group;");
-      asm volatile("cp.async.wait_group 0;");
+      cp_async_commit();
+      cp_async_wait<0>();
       __syncthreads();
     }
     if (kTwoPass) {
@@ -510,7 +491,7 @@ __global__ void __launch_bounds__(kThreads) dtemb_b1(const float* __restrict__ w
     if (threadIdx.x < kCols) {
       const int q = threadIdx.x / 4, c = threadIdx.x % 4;
       const int* dd = red_sm[0][q] + c * 4;
-      const double value = static_cast<double>(z_of(dd[0], dd[1], dd[2], dd[3])) * pow2(*e_dy + exps_sm[threadIdx.x] - 36);
+      const double value = value_of(dd[0], dd[1], dd[2], dd[3], *e_dy + exps_sm[threadIdx.x]);
       partial[slice * K + c0 + threadIdx.x] = value;
     }
     __syncthreads();
@@ -639,19 +620,19 @@ std::vector<float> host_forward(const std::vector<float>& s, int B, const std::v
   std::vector<std::uint32_t> s_word(std::size_t(B) * K);
   for (int b = 0; b < B; ++b) {
     e_s[b] = exponent_of_max(s.data() + std::size_t(b) * K, K, 1);
-    for (int k = 0; k < K; ++k) s_word[std::size_t(b) * K + k] = digit_word(q_host(s[std::size_t(b) * K + k], e_s[b]));
+    for (int k = 0; k < K; ++k) s_word[std::size_t(b) * K + k] = digit_word(q_exact(s[std::size_t(b) * K + k], e_s[b]));
   }
   std::vector<float> y(std::size_t(B) * N);
   parallel_for(N, [&](int n) {
     const float* row = w.data() + std::size_t(n) * K;
     const int e = exponent_of_max(row, K, 1);
     std::vector<std::uint32_t> ww(K);
-    for (int k = 0; k < K; ++k) ww[k] = digit_word(q_host(row[k], e));
+    for (int k = 0; k < K; ++k) ww[k] = digit_word(q_exact(row[k], e));
     for (int b = 0; b < B; ++b) {
       long long z = 0;
       for (int k = 0; k < K; ++k) z += z_pair_host(s_word[std::size_t(b) * K + k], ww[k]);
       y[std::size_t(b) * N + n] =
-          static_cast<float>(std::ldexp(static_cast<double>(z), e_s[b] + e - 36) + static_cast<double>(bias[n]));
+          static_cast<float>(value_host(z, e_s[b] + e) + static_cast<double>(bias[n]));
     }
   });
   return y;
@@ -789,22 +770,16 @@ int main() {
   CK(cudaMemcpy(gw.data(), d_gw, nw * 4, cudaMemcpyDeviceToHost));
 
   // The contract on the host, from the device's s (SiLU's expf is the device's).
-  const int e_s = exponent_of_max(s.data(), K, 1), e_dy = exponent_of_max(dy.data(), N, 1);
-  std::vector<std::uint32_t> s_word(K), dy_word(N);
-  for (int k = 0; k < K; ++k) s_word[k] = digit_word(q_host(s[k], e_s));
-  for (int n = 0; n < N; ++n) dy_word[n] = digit_word(q_host(dy[n], e_dy));
-  std::vector<float> y_ref(N), g_ref(K), gw_ref(nw);
+  const int e_dy = exponent_of_max(dy.data(), N, 1);
+  std::vector<std::uint32_t> dy_word(N);
+  for (int n = 0; n < N; ++n) dy_word[n] = digit_word(q_exact(dy[n], e_dy));
+  const std::vector<float> y_ref = host_forward(s, 1, w, bias);
+  std::vector<float> g_ref(K), gw_ref(nw);
   Gate gate_y, gate_g, gate_gw;
   for (int n = 0; n < N; ++n) {
     const float* row = w.data() + std::size_t(n) * K;
-    const int e = exponent_of_max(row, K, 1);
-    long long z = 0;
     double oracle = bias[n];
-    for (int k = 0; k < K; ++k) {
-      z += z_pair_host(s_word[k], digit_word(q_host(row[k], e)));
-      oracle += double(s[k]) * double(row[k]);
-    }
-    y_ref[n] = static_cast<float>(std::ldexp(static_cast<double>(z), e_s + e - 36) + static_cast<double>(bias[n]));
+    for (int k = 0; k < K; ++k) oracle += double(s[k]) * double(row[k]);
     gate_y.add(y[n], oracle);
   }
   {
@@ -822,11 +797,11 @@ int main() {
         const int n = sl * kSliceRows + r;
         for (int k = 0; k < K; ++k) {
           const float x = slice[std::size_t(r) * K + k];
-          z[k] += z_pair_host(dy_word[n], digit_word(q_host(x, e[k])));
+          z[k] += z_pair_host(dy_word[n], digit_word(q_exact(x, e[k])));
           oracle[k] += double(dy[n]) * double(x);
         }
       }
-      for (int k = 0; k < K; ++k) value[k] += std::ldexp(static_cast<double>(z[k]), e_dy + e[k] - 36);  // ascending
+      for (int k = 0; k < K; ++k) value[k] += value_host(z[k], e_dy + e[k]);  // ascending
     }
     for (int k = 0; k < K; ++k) {
       g_ref[k] = static_cast<float>(value[k]);
@@ -839,15 +814,15 @@ int main() {
     std::vector<int> e_own(K);
     for (int k = 0; k < K; ++k) {
       e_own[k] = exponent_above(std::fabs(s[k]));
-      s_own[k] = digit_word(q_host(s[k], e_own[k]));
+      s_own[k] = digit_word(q_exact(s[k], e_own[k]));
     }
     for (int n = 0; n < N; ++n) {
       const int ed = exponent_above(std::fabs(dy[n]));
-      const std::uint32_t dw = digit_word(q_host(dy[n], ed));
+      const std::uint32_t dw = digit_word(q_exact(dy[n], ed));
       for (int k = 0; k < K; ++k) {
         const long long z = z_pair_host(dw, s_own[k]);
         const std::size_t i = std::size_t(n) * K + k;
-        gw_ref[i] = static_cast<float>(std::ldexp(static_cast<double>(z), ed + e_own[k] - 36));
+        gw_ref[i] = static_cast<float>(value_host(z, ed + e_own[k]));
         gate_gw.add(gw[i], double(dy[n]) * double(s[k]));
       }
     }
