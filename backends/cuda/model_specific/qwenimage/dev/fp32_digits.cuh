@@ -32,14 +32,18 @@ __device__ inline float warp_max(float m) {
   for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
   return m;
 }
-// Block-wide maximum of |x| over `n` values (warp_m: 32 floats of shared memory); every thread gets it.
+// Block-wide maximum of |x| over `n` values for a block of kThreads threads (warp_m: 32 floats of
+// shared memory); every thread gets it. The block size is a template parameter so that the loop's
+// loads are unrolled and in flight together (with blockDim.x the cuts ran ~1.5x longer).
+template <int kThreads>
 __device__ inline float block_max_abs(const float* x, int n, float* warp_m) {
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 32 of them");
   float m = 0.0f;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, fabsf(x[i]));
+  for (int i = threadIdx.x; i < n; i += kThreads) m = fmaxf(m, fabsf(x[i]));
   m = warp_max(m);
   if (threadIdx.x % 32 == 0) warp_m[threadIdx.x / 32] = m;
   __syncthreads();
-  m = warp_max(threadIdx.x % 32 < blockDim.x / 32 ? warp_m[threadIdx.x % 32] : 0.0f);
+  m = warp_max(threadIdx.x % 32 < kThreads / 32 ? warp_m[threadIdx.x % 32] : 0.0f);
   __syncthreads();
   return m;
 }

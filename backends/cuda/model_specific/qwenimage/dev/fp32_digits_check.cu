@@ -88,7 +88,7 @@ __device__ void digits_of(float x, int e, std::int8_t (&d)[kDigits]) {
 // The scale exponent of a row of `len` values, for every thread of the block.
 __device__ int row_exponent(const float* row, int len) {
   __shared__ float warp_m[32];
-  return exponent_above(fp32_digits::block_max_abs(row, len, warp_m));
+  return exponent_above(fp32_digits::block_max_abs<kThreads>(row, len, warp_m));
 }
 
 // Rows of length `len` (contiguous, the reduction): one block per row, its scale exponent and its

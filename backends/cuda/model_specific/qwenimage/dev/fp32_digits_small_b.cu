@@ -136,7 +136,7 @@ __global__ void __launch_bounds__(256) prep_s(const float* temb, float* s, std::
   __shared__ float s_sm[K];
   for (int k = threadIdx.x; k < K; k += blockDim.x) s_sm[k] = silu_f32(temb[k]);
   __syncthreads();
-  const int e = exponent_above(block_max_abs(s_sm, K, warp_m));
+  const int e = exponent_above(block_max_abs<256>(s_sm, K, warp_m));
   if (blockIdx.x == 0 && threadIdx.x == 0) *e_s = e;
   const Scale sc = scale_for(e);
   {
@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(256) prep_s(const float* temb, float* s, std::
 __global__ void __launch_bounds__(256) prep_dy(const float* dy, std::uint32_t* dy_rev, int* e_dy,
                                                double* dy_terms /* [N][4] */) {
   __shared__ float warp_m[32];
-  const int e = exponent_above(block_max_abs(dy, N, warp_m));
+  const int e = exponent_above(block_max_abs<256>(dy, N, warp_m));
   if (blockIdx.x == 0 && threadIdx.x == 0) *e_dy = e;
   const Scale sc = scale_for(e);
   {
@@ -238,7 +238,7 @@ __global__ void __launch_bounds__(1024) prep_s_rows(const float* temb, float* s,
   float* sr = s + std::size_t(blockIdx.x) * K;
   for (int k = threadIdx.x; k < K; k += blockDim.x) sr[k] = silu_f32(t[k]);
   __syncthreads();
-  const int e = exponent_above(block_max_abs(sr, K, warp_m));
+  const int e = exponent_above(block_max_abs<1024>(sr, K, warp_m));
   if (threadIdx.x == 0) e_s[blockIdx.x] = e;
 }
 // A fragments [tile][k step][lane][4 registers]: register r of lane holds row m = g + 8 (r & 1),
