@@ -30,6 +30,7 @@
 
 #include "adaln_mod_projection_device.cuh"
 #include "experiment_common.cuh"
+#include "tf32.cuh"
 
 namespace {
 
@@ -46,20 +47,6 @@ constexpr int kB = 2048;
 
 enum Mode { k3xChunk32 = 0, k3xOneAcc = 1, k1x = 2 };
 constexpr const char* kModeNames[3] = {"3xtf32-chunk32", "3xtf32-one-acc", "1xtf32"};
-
-__device__ __forceinline__ std::uint32_t to_tf32(float x) {
-  std::uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return r;
-}
-
-__device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 
 // (hi, lo) TF32 pieces of x: hi = rna(x), lo = rna(x - hi) (x - hi is exact in FP32).
 __device__ __forceinline__ void split(float x, std::uint32_t& hi, std::uint32_t& lo) {
@@ -187,21 +174,6 @@ __global__ void ref_gemm(const float* __restrict__ A, const float* __restrict__ 
     __syncthreads();
   }
   out[m * ldm + c * ldc] = sum;
-}
-
-// Largest |x - ref| / (1e-4 + 1e-4 |ref|) (as ordered bits of a non-negative float) and the
-// count above 1; a NaN or infinite x counts as above and sets the maximum to +inf.
-__global__ void compare(const float* x, const double* ref, std::size_t n, unsigned* max_bits, unsigned long long* over) {
-  unsigned local_max = 0;
-  unsigned long long local_over = 0;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
-    const double e = fabs(double(x[i]) - ref[i]) / (1e-4 + 1e-4 * fabs(ref[i]));
-    const float ef = isfinite(e) ? float(e) : INFINITY;
-    local_max = max(local_max, __float_as_uint(ef));
-    local_over += !(ef <= 1.0f);
-  }
-  atomicMax(max_bits, local_max);
-  atomicAdd(over, local_over);
 }
 
 // Counter-based N(0, stddev^2) values (splitmix64 + Box-Muller); `silu` applies SiLU in FP32.
@@ -343,7 +315,7 @@ void accuracy(const char* name, const float* A, const float* Bm, int M, int C, i
     CK(cudaGetLastError());
     CK(cudaMemset(max_bits, 0, 4));
     CK(cudaMemset(over, 0, 8));
-    compare<<<1024, 256>>>(out, ref, n, max_bits, over);
+    compare_to_gate<<<1024, 256>>>(out, ref, n, max_bits, over);
     unsigned mb = 0;
     unsigned long long ov = 0;
     CK(cudaMemcpy(&mb, max_bits, 4, cudaMemcpyDeviceToHost));

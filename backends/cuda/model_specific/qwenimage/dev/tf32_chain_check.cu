@@ -29,6 +29,7 @@
 #include <cuda_runtime.h>
 
 #include "experiment_common.cuh"
+#include "tf32.cuh"
 
 namespace {
 
@@ -65,11 +66,7 @@ __global__ void chain_mma_sync(const float* a, const float* b, float* c) {
     for (int nb = 0; nb < kN / 8; ++nb) {
       const std::uint32_t b0 = __float_as_uint(B[(8 * nb + g) * kK + k + t]);
       const std::uint32_t b1 = __float_as_uint(B[(8 * nb + g) * kK + k + t + 4]);
-      asm volatile(
-          "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-          "{%0, %1, %2, %3};"
-          : "+f"(acc[nb][0]), "+f"(acc[nb][1]), "+f"(acc[nb][2]), "+f"(acc[nb][3])
-          : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b0), "r"(b1));
+      mma_tf32(acc[nb], a.r, b0, b1);
     }
   }
   store_acc(C, acc, r0, t);

@@ -59,6 +59,7 @@
 
 #include "adaln_mod_projection_device.cuh"
 #include "experiment_common.cuh"
+#include "tf32.cuh"
 
 namespace {
 
@@ -78,10 +79,7 @@ constexpr std::uint32_t kTf32Mask = 0xffffe000u;
 // rna: hi = tf32(x) rounded to nearest, ties away (cvt.rna.tf32.f32, the study's split), lo = tf32(x - hi)
 // likewise; otherwise both by clearing the 13 low bits (truncation).
 __device__ __forceinline__ float tf32_piece(float x, bool rna) {
-  if (!rna) return __uint_as_float(__float_as_uint(x) & kTf32Mask);
-  std::uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return __uint_as_float(r);
+  return __uint_as_float(rna ? to_tf32(x) : __float_as_uint(x) & kTf32Mask);
 }
 __global__ void split_kernel(const float* x, float* hi, float* lo, std::size_t n, bool rna) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
@@ -274,14 +272,9 @@ __global__ void mma_sync_kernel(const float* a_hi, const float* a_lo, const floa
       const float* as[3] = {a_lo, a_hi, a_hi};
       const float* bs[3] = {b_hi, b_lo, b_hi};
       for (int p = 0; p < 3; ++p) {
-        const std::uint32_t a0 = av(as[p], g, k + tq), a1 = av(as[p], g + 8, k + tq), a2 = av(as[p], g, k + tq + 4),
-                            a3 = av(as[p], g + 8, k + tq + 4);
-        const std::uint32_t b0 = bv(bs[p], g, k + tq), b1 = bv(bs[p], g, k + tq + 4);
-        asm volatile(
-            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-            "{%0, %1, %2, %3};"
-            : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
-            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+        const std::uint32_t a[4] = {av(as[p], g, k + tq), av(as[p], g + 8, k + tq), av(as[p], g, k + tq + 4),
+                                    av(as[p], g + 8, k + tq + 4)};
+        mma_tf32(acc, a, bv(bs[p], g, k + tq), bv(bs[p], g, k + tq + 4));
       }
     }
     for (int q = 0; q < 4; ++q) {
@@ -298,23 +291,6 @@ __global__ void mma_sync_kernel(const float* a_hi, const float* a_lo, const floa
 __global__ void to_fp64(const float* x, double* y, std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
     y[i] = x[i];
-}
-
-// Per block, the largest |x - ref| / (1e-4 + 1e-4 |ref|) over its grid-stride share (NaN counts as infinite).
-__global__ void worst_gate(const float* x, const double* ref, std::size_t n, double* block_worst) {
-  __shared__ double w[256];
-  double m = 0.0;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
-    const double e = std::fabs(double(x[i]) - ref[i]) / (1e-4 + 1e-4 * std::fabs(ref[i]));
-    m = e == e ? fmax(m, e) : INFINITY;
-  }
-  w[threadIdx.x] = m;
-  __syncthreads();
-  for (int s = 128; s > 0; s /= 2) {
-    if (threadIdx.x < s) w[threadIdx.x] = fmax(w[threadIdx.x], w[threadIdx.x + s]);
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) block_worst[blockIdx.x] = w[0];
 }
 
 using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
@@ -364,12 +340,14 @@ int main() {
   CK(cudaMalloc(&y, ny * 4));
   CK(cudaMalloc(&y_ref, std::size_t(kCheckRows) * 18432 * 4));
   // The whole outputs against FP64 (cuBLAS DGEMM of the FP32 inputs).
-  double *a64, *b64, *c64, *block_worst;
-  constexpr int kWorstBlocks = 1024;
+  double *a64, *b64, *c64;
+  unsigned* max_bits;
+  unsigned long long* over;
   CK(cudaMalloc(&a64, na * 8));
   CK(cudaMalloc(&b64, nb * 8));
   CK(cudaMalloc(&c64, ny * 8));
-  CK(cudaMalloc(&block_worst, kWorstBlocks * 8));
+  CK(cudaMalloc(&max_bits, sizeof(unsigned)));
+  CK(cudaMalloc(&over, sizeof(unsigned long long)));
   cublasHandle_t blas;
   if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
     std::printf("cublasCreate failed\n");
@@ -458,10 +436,14 @@ int main() {
         const double x = got[std::size_t(samples[i].first) * sh.n + samples[i].second], r = oracle[i];
         worst = std::max(worst, std::fabs(x - r) / (1e-4 + 1e-4 * std::fabs(r)));
       }
-      worst_gate<<<kWorstBlocks, 256>>>(y, c64, sy_n, block_worst);
-      std::vector<double> bw(kWorstBlocks);
-      CK(cudaMemcpy(bw.data(), block_worst, kWorstBlocks * 8, cudaMemcpyDeviceToHost));
-      const double whole = *std::max_element(bw.begin(), bw.end());
+      CK(cudaMemset(max_bits, 0, sizeof(unsigned)));
+      CK(cudaMemset(over, 0, sizeof(unsigned long long)));
+      compare_to_gate<<<1024, 256>>>(y, c64, sy_n, max_bits, over);
+      unsigned whole_bits = 0;
+      CK(cudaMemcpy(&whole_bits, max_bits, sizeof(unsigned), cudaMemcpyDeviceToHost));
+      float whole_f;
+      std::memcpy(&whole_f, &whole_bits, sizeof(whole_f));
+      const double whole = whole_f;
       std::printf("  %-36s %.3f ms %6.1f TFLOP/s of TF32 products (%5.1f of FP32 work)  differing from mma.sync on rows 0..%d: %s  "
                   "NaN/unwritten: %zu  worst error, sampled / whole output (cuBLAS FP64): %.4f / %.4f of the gate\n",
                   name, ms, 3 * gflop / ms, gflop / ms, kCheckRows - 1,
