@@ -214,6 +214,31 @@ TEST_P(Invariance, NanAndInfPropagateOnlyToTheirRows) {
   EXPECT_TRUE(std::isnan(dirty.grad_weight.value(9 * K + 7)) || std::isinf(dirty.grad_weight.value(9 * K + 7)));
 }
 
+// The fp32 forward's 3xTF32 split (the operator page): an infinite weight element has the pieces
+// inf and inf - inf = NaN, so the one output column it reaches is NaN in every row (an IEEE FP32 sum
+// would give +-inf there), and every other element keeps its bytes. B = 3 and 64 take the 8-row and
+// the 64-row tiles.
+TEST(CudaAdalnFp32Forward, AnInfiniteWeightMakesItsOutputColumnNaNAndNothingElse) {
+  REQUIRE_CUDA_OP(op, 0);
+  for (const std::int64_t B : {3, 64}) {
+    SCOPED_TRACE("B = " + std::to_string(B));
+    Inputs in = make_inputs(DType::float32, B, 21, ModStream::image);
+    const Outputs clean = run_on_gpu(*op, in);
+    constexpr std::int64_t n_inf = 4001, k_inf = 1234;
+    const float inf = std::numeric_limits<float>::infinity();
+    std::memcpy(in.weight.bytes.data() + 4 * (n_inf * K + k_inf), &inf, 4);
+    const Outputs dirty = run_on_gpu(*op, in);
+    for (std::int64_t b = 0; b < B; ++b) {
+      ASSERT_TRUE(std::isnan(dirty.out.value(b * N + n_inf))) << "out[" << b << "][" << n_inf << "]";
+      for (std::int64_t n = 0; n < N; ++n) {
+        if (n == n_inf) continue;
+        ASSERT_EQ(std::memcmp(dirty.out.bytes.data() + 4 * (b * N + n), clean.out.bytes.data() + 4 * (b * N + n), 4), 0)
+            << "out[" << b << "][" << n << "] changed";
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(CudaAdaln, Invariance, ::testing::Values(DType::float32, DType::bfloat16),
                          [](const auto& info) { return std::string(info.param == DType::float32 ? "fp32" : "bf16"); });
 

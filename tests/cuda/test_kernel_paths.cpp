@@ -1,8 +1,8 @@
 // The CUDA plugin may pick its kernels by B (bf16: mma.sync, or wgmma with a narrow or wide
-// batch tile, cooperative or ping-pong, or the streaming forward up to B = 8; fp32: tiled
-// CUDA-core GEMMs in three tilings, CUTLASS's SIMT GEMMs in two, or the streaming kernels up to
-// B = 16) only because every choice gives the
-// same bytes. This checks that claim directly
+// batch tile, cooperative or ping-pong, or the streaming forward up to B = 8; fp32: the forward's
+// tensor-core tiles of 8, 16, 64 and 128 batch rows, the backward's tiled CUDA-core GEMMs in two
+// tilings, CUTLASS's SIMT GEMMs in two, or the streaming backward up to B = 16) only because every
+// choice gives the same bytes. This checks that claim directly
 // on the kernels: each implementation, forced, against one reference implementation, byte for
 // byte, for every output, at batch sizes on both sides of each switch point; outputs are
 // poisoned before every run. It also checks that the kernels' overlapped launches keep the
@@ -322,30 +322,29 @@ TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) 
   }
 }
 
-// The fp32 tiled GEMMs come in three tilings (64 x 64, 64 x 128 and, for the forward, 144 x 64
-// outputs per CTA), chosen per GEMM by B: the wide tiles forced for all three GEMMs and the 144-row
-// forward tiles, each against the narrow ones, at batch sizes on both sides of the switches, past
-// a tile's width and at the largest batch.
+// The fp32 tiled GEMMs come in two tilings each, chosen per GEMM by B (the forward's tensor-core
+// tiles 144 x 64 and 128 x 128, the backward's CUDA-core tiles 64 x 64 and 64 x 128 outputs per
+// CTA): the wide tiles forced for all three GEMMs, and the forward's alone, against the narrow
+// ones, at batch sizes on both sides of the switches, past a tile's width and at the largest batch.
 TEST_F(KernelPaths, Fp32TiledGemmsGiveTheSameBytesWhateverTheirTiles) {
   const Fp32Tiles narrow = Fp32Tiles::narrow, wide = Fp32Tiles::wide;
   const std::vector<std::pair<Fp32TileChoice, const char*>> others = {
-      {{wide, wide, wide}, "64 x 128 tiles"}, {{Fp32Tiles::tall, narrow, narrow}, "144 x 64 forward tiles"}};
-  expect_fp32_tilings_give_the_narrow_bytes({9, 17, 64, 65, 300, 2048}, others);
+      {{wide, wide, wide}, "wide tiles"}, {{wide, narrow, narrow}, "128 x 128 forward tiles"}, {{}, "automatic tiles"}};
+  expect_fp32_tilings_give_the_narrow_bytes({9, 17, 64, 65, 129, 300, 511, 512, 2048}, others);
 }
 
-// From B = 96 (d_temb) and 384 (forward) the fp32 path runs CUTLASS's SIMT GEMMs where the sm_90a
-// kernels run (the forward computing y transposed, then adding the bias), in 128 x 256 tiles from
-// 512 (d_temb) and 768 (forward): each tiling forced for both GEMMs, and the automatic choice,
-// against the library's 64 x 64 tiles, at batch sizes on both sides of each switch, past a tile's
-// width (300: 256 + 44 rows) and at the largest batch.
+// From B = 96 the fp32 d_temb runs CUTLASS's SIMT GEMMs where the sm_90a kernels run, in
+// 128 x 256 tiles from 512: each tiling forced, and the automatic choice, against the library's
+// 64 x 64 tiles, at batch sizes on both sides of each switch, past a tile's width (300: 256 + 44
+// rows) and at the largest batch.
 TEST_F(KernelPaths, Fp32CutlassGemmsGiveTheBytesOfTheLibrarysTiles) {
   if (!wgmma_present()) GTEST_SKIP() << wgmma_absent_reason();
   const Fp32Tiles narrow = Fp32Tiles::narrow;
   const std::vector<std::pair<Fp32TileChoice, const char*>> others = {
-      {{Fp32Tiles::cutlass_narrow, Fp32Tiles::cutlass_narrow, narrow}, "CUTLASS 64 x 128 tiles"},
-      {{Fp32Tiles::cutlass_wide, Fp32Tiles::cutlass_wide, narrow}, "CUTLASS 128 x 256 tiles"},
+      {{narrow, Fp32Tiles::cutlass_narrow, narrow}, "CUTLASS 64 x 128 tiles"},
+      {{narrow, Fp32Tiles::cutlass_wide, narrow}, "CUTLASS 128 x 256 tiles"},
       {{}, "automatic tiles"}};
-  expect_fp32_tilings_give_the_narrow_bytes({1, 9, 95, 96, 300, 383, 384, 511, 512, 767, 768, 2048}, others);
+  expect_fp32_tilings_give_the_narrow_bytes({1, 9, 95, 96, 300, 511, 512, 2048}, others);
 }
 
 // The fp32 grad_weight of the batch sizes past the streaming backward runs the row-block kernel
@@ -588,17 +587,26 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
       }
     }
     if (s == Storage::float32) {
-      // only the forward has 144-row tiles; grad_weight has no CUTLASS tiles; only grad_weight has
-      // the row-block kernel
-      for (const Fp32TileChoice t : {Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::tall, Fp32Tiles::automatic},
-                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::tall},
-                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::cutlass_narrow},
+      // grad_weight has no CUTLASS tiles; only grad_weight has the row-block kernel
+      for (const Fp32TileChoice t : {Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::cutlass_narrow},
                                      Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::cutlass_wide},
                                      Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::row_block, Fp32Tiles::automatic}}) {
         KernelChoice c;
         c.fp32 = t;
         EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);
       }
+      // the forward has its tensor-core tiles only: not CUTLASS's (nor the row-block ones, below),
+      // and streaming together with a forced tiling is two choices for one GEMM
+      for (const Fp32Tiles t : {Fp32Tiles::cutlass_narrow, Fp32Tiles::cutlass_wide}) {
+        KernelChoice c;
+        c.fp32.forward = t;
+        EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);
+      }
+      KernelChoice streaming_and_tiles;
+      streaming_and_tiles.streaming = Streaming::on;
+      streaming_and_tiles.fp32.forward = Fp32Tiles::narrow;
+      EXPECT_EQ(launch_forward(Problem{s, 1, kK, kN}, f, d.workspace, d.workspace_bytes, nullptr, streaming_and_tiles),
+                cudaErrorInvalidValue);
       KernelChoice row_block;
       row_block.fp32 = {Fp32Tiles::row_block, Fp32Tiles::automatic, Fp32Tiles::automatic};
       EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, row_block), cudaErrorInvalidValue);

@@ -1,8 +1,7 @@
-// Streaming fp32 kernels for small batches (see adaln_mod_projection_fp32_stream.hpp).
+// The streaming fp32 backward for small batches (see adaln_mod_projection_fp32_stream.hpp).
 //
 // The contract each output keeps is the fp32 one of the tiled kernels (simt:: in
 // adaln_mod_projection_kernels.cu), written out here element by element:
-//   y[b,n]         acc = 0; acc = fmaf(W[n,k], s[b,k], acc) for k = 0 .. 3071; y = acc + bias[n].
 //   partial[j,b,k] acc = 0; acc = fmaf(W[n,k], dy[b,n], acc) for n ascending in slice j.
 //   s[b,k]         round_to<float>(silu_f32(temb[b,k])), as silu_kernel.
 //   gw[n,k]        one compensated chunk (B <= kFp32GradWChunk): acc = 0;
@@ -28,81 +27,6 @@ namespace {
 
 using namespace device;
 static_assert(kMaxB == kFp32GradWChunk, "grad_weight must be exactly one compensated chunk");
-
-// Forward: one CTA per kFwdRows rows of W (128 CTAs: one wave on a 132-SM H200), one thread per
-// row owning y[b, n] for every b < B; W and temb stream through kFwdStages stages of kFwdStep k,
-// and each stage's temb is turned into s in place before use.
-constexpr int kFwdRows = 144;
-constexpr int kFwdThreads = kFwdRows;
-constexpr int kFwdStep = 64;
-constexpr int kFwdPitch = kFwdStep + 4;  // a quarter-warp's 16-byte reads hit distinct banks
-constexpr int kFwdStages = 5;
-constexpr int kFwdSteps = kK / kFwdStep;
-static_assert(kN % kFwdRows == 0 && kK % kFwdStep == 0);
-
-struct FwdSmem {
-  float w[kFwdStages][kFwdRows][kFwdPitch];
-  float s[kFwdStages][kMaxB][kFwdStep];  // temb as loaded, then SiLU in place
-};
-
-// BT: rows of accumulators the kernel carries (B <= BT); instantiated for 1, 4, 8 and 16 so
-// that a small batch issues instructions for at most BT rows.
-template <int BT>
-__global__ void __launch_bounds__(kFwdThreads, 1)
-    forward_kernel(const float* __restrict__ temb, const float* __restrict__ W,
-                   const float* __restrict__ bias, float* __restrict__ out, int B) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  FwdSmem& sm = *reinterpret_cast<FwdSmem*>(smem_raw);
-  const int t = threadIdx.x;
-  const int n0 = blockIdx.x * kFwdRows;
-  const float* w_rows = W + static_cast<std::int64_t>(n0) * kK;
-
-  auto issue = [&](int step) {
-    const int slot = step % kFwdStages;
-    const int k0 = step * kFwdStep;
-    stage_tile<kFwdRows, kFwdStep, kFwdPitch, kFwdThreads, kK>(&sm.w[slot][0][0], w_rows + k0, t);
-    stage_rows<kFwdStep, kFwdStep, kFwdThreads, kK>(&sm.s[slot][0][0], temb + k0, B, t);
-  };
-
-  float acc[BT];
-#pragma unroll
-  for (int b = 0; b < BT; ++b) acc[b] = 0.0f;
-  // Rows B .. BT - 1 of every s stage: zeros, never loaded (see the FMA loop below).
-  for (int idx = t; idx < kFwdStages * (BT - B) * kFwdStep; idx += kFwdThreads) {
-    const int slot = idx / ((BT - B) * kFwdStep);
-    const int rest = idx % ((BT - B) * kFwdStep);
-    sm.s[slot][B + rest / kFwdStep][rest % kFwdStep] = 0.0f;
-  }
-
-  await_prior_grids();
-  stream_stages<kFwdStages, kFwdSteps>(issue, [&](int slot) {
-    for (int idx = t; idx < B * kFwdStep; idx += kFwdThreads) {
-      float& v = sm.s[slot][idx / kFwdStep][idx % kFwdStep];
-      v = round_to<float>(silu_f32(v));
-    }
-    __syncthreads();  // s of this stage complete
-    // All BT rows, the zero rows past B too (their accumulators are never stored): one fixed
-    // instruction stream. Skipping them with per-row branches compiled, after an unrelated edit,
-    // into unbatched loads that took twice as long at B = 3 (measured on the H200).
-#pragma unroll 2
-    for (int kk = 0; kk < kFwdStep; kk += 4) {
-      const float4 w = *reinterpret_cast<const float4*>(&sm.w[slot][t][kk]);
-#pragma unroll
-      for (int b = 0; b < BT; ++b) {
-        const float4 s = *reinterpret_cast<const float4*>(&sm.s[slot][b][kk]);
-        acc[b] = fmaf(w.x, s.x, acc[b]);
-        acc[b] = fmaf(w.y, s.y, acc[b]);
-        acc[b] = fmaf(w.z, s.z, acc[b]);
-        acc[b] = fmaf(w.w, s.w, acc[b]);
-      }
-    }
-  });
-  release_dependent_grids();
-  const float bn = bias[n0 + t];
-#pragma unroll
-  for (int b = 0; b < BT; ++b)
-    if (BT == 1 || b < B) out[static_cast<std::int64_t>(b) * kN + n0 + t] = acc[b] + bn;
-}
 
 // Backward: one CTA per (slice j of n, kBwdCols columns of k): 16 x 8 = 128 CTAs. W[slice,
 // columns] streams through kBwdStages stages of kBwdRows rows; from each stage the CTA
@@ -186,7 +110,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
       const float w2 = sm.w[slot][nn + 2][t];
       const float w3 = sm.w[slot][nn + 3][t];
 #pragma unroll
-      for (int b = 0; b < BT; ++b) {  // all BT rows, as in the forward
+      for (int b = 0; b < BT; ++b) {  // all BT rows, the zero ones past B too: one fixed instruction stream
         const float4 d = *reinterpret_cast<const float4*>(&sm.dy[slot][b][nn]);
         acc[b] = fmaf(w0, d.x, acc[b]);
         acc[b] = fmaf(w1, d.y, acc[b]);
@@ -233,14 +157,6 @@ __global__ void __launch_bounds__(kBwdThreads, 1)
 }
 
 template <int BT>
-cudaError_t forward_bt(int B, const float* temb, const float* weight, const float* bias, float* out,
-                       cudaStream_t stream) {
-  constexpr std::size_t smem = sizeof(FwdSmem);
-  if (cudaError_t err = launch::allow_smem<forward_kernel<BT>>(smem); err != cudaSuccess) return err;
-  return launch::kernel<forward_kernel<BT>>(kN / kFwdRows, kFwdThreads, smem, stream, temb, weight, bias, out, B);
-}
-
-template <int BT>
 cudaError_t backward_bt(int B, const BackwardTensors& t, float* partial, cudaStream_t stream) {
   constexpr std::size_t smem = sizeof(BwdSmem);
   if (cudaError_t err = launch::allow_smem<backward_kernel<BT>>(smem); err != cudaSuccess) return err;
@@ -253,16 +169,7 @@ cudaError_t backward_bt(int B, const BackwardTensors& t, float* partial, cudaStr
 }  // namespace
 
 cudaError_t fits_current_device(bool* fits) {
-  return launch::fits(std::max(sizeof(FwdSmem), sizeof(BwdSmem)), fits);
-}
-
-cudaError_t forward(int B, const float* temb, const float* weight, const float* bias, float* out,
-                    cudaStream_t stream) {
-  if (B < 1 || B > kMaxB) return cudaErrorInvalidValue;
-  if (B == 1) return forward_bt<1>(B, temb, weight, bias, out, stream);
-  if (B <= 4) return forward_bt<4>(B, temb, weight, bias, out, stream);
-  if (B <= 8) return forward_bt<8>(B, temb, weight, bias, out, stream);
-  return forward_bt<16>(B, temb, weight, bias, out, stream);
+  return launch::fits(sizeof(BwdSmem), fits);
 }
 
 cudaError_t backward_products(int B, const BackwardTensors& t, float* partial, cudaStream_t stream) {

@@ -1,8 +1,9 @@
-// fp32 kernels of qwenimage_adaln_mod_projection for small batches (B <= kMaxB): the tiled
+// The fp32 backward of qwenimage_adaln_mod_projection for small batches (B <= kMaxB): the tiled
 // CUDA-core GEMMs (adaln_mod_projection_kernels.cu, simt::) spend most of their time on tile
-// overhead there, while the work is streaming W (226 MB). These stream it with a deep cp.async
-// pipeline, and the backward kernel computes d_temb and grad_weight in one pass over W, so that
-// W's reads and grad_weight's writes share the memory system.
+// overhead there, while the work is streaming W (226 MB). This kernel streams it with a deep
+// cp.async pipeline and computes d_temb and grad_weight in one pass over W, so that W's reads and
+// grad_weight's writes share the memory system. (The fp32 forward's small-batch tiles are
+// tf32x3::'s, adaln_mod_projection_fp32_tf32x3.hpp.)
 //
 // They keep the fp32 contract exactly as the tiled kernels evaluate it (same FMA chains, same
 // TwoSum fold, same helper functions), so either may run for any B <= kMaxB and the bytes are
@@ -18,13 +19,9 @@ namespace rlk::cuda::qwenimage::fp32_stream {
 // Largest batch these kernels take: one compensated grad_weight chunk (device::kFp32GradWChunk).
 constexpr int kMaxB = 16;
 
-// Whether the current device can run these kernels: they need more shared memory per block
-// (up to 216 KB) than some GPUs offer (an A100 offers 163 KB). A host attribute query, cached.
+// Whether the current device can run this kernel: it needs 142 KB of shared memory per block,
+// more than some GPUs offer (99 KB on compute capability 8.6 and 8.9). A host attribute query, cached.
 cudaError_t fits_current_device(bool* fits);
-
-// y = round(sum_k W[n,k] s[b,k] + bias[n]) with s = SiLU(temb) computed here.
-cudaError_t forward(int B, const float* temb, const float* weight, const float* bias, float* out,
-                    cudaStream_t stream);
 
 // partial[j, b, k] (the 8 fixed n-slices of d_temb, FP32) and grad_weight, from temb, W and dy;
 // SiLU of temb is computed here. grad_temb and grad_bias are left to the backward's finish kernel.

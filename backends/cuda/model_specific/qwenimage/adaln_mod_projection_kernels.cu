@@ -13,16 +13,19 @@
 // runs may depend on B (resolve_bf16() below) because all give the same bytes: each element is
 // the same chain of k16 tensor-core steps into one FP32 accumulator
 // (tests/cuda/test_kernel_paths.cpp checks it).
-// The fp32 path likewise has four implementations, the tiled CUDA-core GEMMs below (simt::),
-// for B <= 16 the streaming kernels of adaln_mod_projection_fp32_stream.cu, for grad_weight at
-// 17 <= B <= 64 the row-block kernel of adaln_mod_projection_fp32_gradw.cu, and for the forward
-// and d_temb at larger B on sm_90 CUTLASS's SIMT GEMMs (adaln_mod_projection_sm90_fp32.cu), which
-// evaluate the same FMA chains (tests/cuda/test_kernel_paths.cpp compares them).
+// The fp32 forward runs on tensor cores, the 3xTF32 chains of adaln_mod_projection_fp32_tf32x3.cu
+// (one kernel template in four tilings, chosen by B; the same bytes whichever runs). The fp32
+// backward has four implementations, the tiled CUDA-core GEMMs below (simt::), for B <= 16 the
+// streaming kernel of adaln_mod_projection_fp32_stream.cu, for grad_weight at 17 <= B <= 64 the
+// row-block kernel of adaln_mod_projection_fp32_gradw.cu, and for d_temb at larger B on sm_90
+// CUTLASS's SIMT GEMMs (adaln_mod_projection_sm90_fp32.cu), which evaluate the same FMA chains
+// (tests/cuda/test_kernel_paths.cpp compares them all).
 //
 // Reductions (all in ascending order, no atomics). "r-tile" is the op's fixed reduction tile
 // (bf16: mma::*Config::BR, then k16 MMA steps inside it; fp32: single FFMAs, grad_w folding
 // every simt::kBR rows):
-//   forward   y[b,n]   over k, r-tile by r-tile, into one FP32 accumulator; + bias in FP32.
+//   forward   y[b,n]   bf16: over k, r-tile by r-tile, into one FP32 accumulator; + bias in FP32.
+//                      fp32: see adaln_mod_projection_fp32_tf32x3.cu.
 //   d_temb    g[b,k]   over n: kSplitN fixed slices of N / kSplitN, each r-tile by r-tile;
 //                      FP32 partials in the workspace, combined in ascending slice order by
 //                      dtemb_combine (in backward_finish_kernel, or in the streaming bf16
@@ -38,6 +41,7 @@
 #include "adaln_mod_projection_device.cuh"
 #include "adaln_mod_projection_fp32_gradw.hpp"
 #include "adaln_mod_projection_fp32_stream.hpp"
+#include "adaln_mod_projection_fp32_tf32x3.hpp"
 #include "adaln_mod_projection_launch.hpp"
 #include "adaln_mod_projection_sm90.hpp"
 
@@ -76,45 +80,6 @@ __global__ void __launch_bounds__(kSiluThreads) silu_kernel(const T* __restrict_
 #pragma unroll
   for (int q = 0; q < kSiluVec; ++q) y.v[q] = round_to<T>(silu_f32(load_f32(&x.v[q])));
   *reinterpret_cast<Vec*>(s + i) = y;
-}
-
-// The fp32 forward on CUTLASS's SIMT GEMM computes y transposed (sm90::fp32_forward_transposed:
-// its operands then have the layouts that GEMM streams fastest), between these two kernels:
-// silu_t[k, b] = silu(temb[b, k]) (silu_kernel's arithmetic), and y[b, n] = y_t[n, b] + bias[n]
-// (the contract's one rounding of the sum plus the bias, as the tiled forward adds them). Each
-// block moves a 32 x 32 tile through shared memory (rows padded by one float against bank
-// conflicts), so both its reads and its writes are rows of 32 consecutive floats.
-constexpr int kTransposeTile = 32;
-constexpr int kTransposeRows = 8;  // threads per block: 32 x 8, four elements each
-
-__global__ void __launch_bounds__(kTransposeTile * kTransposeRows)
-    silu_transposed_kernel(const float* __restrict__ temb, float* __restrict__ silu_t, int B) {
-  __shared__ float tile[kTransposeTile][kTransposeTile + 1];
-  await_prior_grids();
-  const int k0 = blockIdx.x * kTransposeTile, b0 = blockIdx.y * kTransposeTile;
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  for (int i = ty; i < kTransposeTile; i += kTransposeRows)
-    if (b0 + i < B) tile[i][tx] = silu_f32(temb[static_cast<std::int64_t>(b0 + i) * kK + k0 + tx]);
-  __syncthreads();
-  for (int i = ty; i < kTransposeTile; i += kTransposeRows)
-    if (b0 + tx < B) silu_t[static_cast<std::int64_t>(k0 + i) * B + b0 + tx] = tile[tx][i];
-  release_dependent_grids();
-}
-
-__global__ void __launch_bounds__(kTransposeTile * kTransposeRows)
-    bias_transposed_kernel(const float* __restrict__ out_t, const float* __restrict__ bias, float* __restrict__ out,
-                           int B) {
-  __shared__ float tile[kTransposeTile][kTransposeTile + 1];
-  await_prior_grids();
-  const int n0 = blockIdx.x * kTransposeTile, b0 = blockIdx.y * kTransposeTile;
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  for (int i = ty; i < kTransposeTile; i += kTransposeRows)
-    if (b0 + tx < B) tile[i][tx] = out_t[static_cast<std::int64_t>(n0 + i) * B + b0 + tx];
-  __syncthreads();
-  const float b = bias[n0 + tx];
-  for (int i = ty; i < kTransposeTile; i += kTransposeRows)
-    if (b0 + i < B) out[static_cast<std::int64_t>(b0 + i) * kN + n0 + tx] = tile[tx][i] + b;
-  release_dependent_grids();
 }
 
 // grad_bias[n]: kBiasGroups thread groups per column. Group j sums chunks j, j + kBiasGroups,
@@ -816,10 +781,6 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
                          two_sum_value(hi[i][j + 2], lo[i][j + 2]), two_sum_value(hi[i][j + 3], lo[i][j + 3])};
           *reinterpret_cast<float4*>(static_cast<float*>(p.out) + static_cast<std::int64_t>(m) * kK + c) = v;
         }
-      } else if constexpr (op == Op::kForward) {
-        if (c < p.B)
-          static_cast<float*>(p.out)[static_cast<std::int64_t>(c) * kN + m] =
-              acc[i][j] + static_cast<const float*>(p.bias)[m];
       } else {
         if (c < p.B)
           static_cast<float*>(p.out)[static_cast<std::int64_t>(blockIdx.z) * p.B * kK + static_cast<std::int64_t>(c) * kK + m] =
@@ -854,11 +815,6 @@ bool supported(const Problem& p) {
 
 std::size_t silu_bytes(const Problem& p) {
   return align_up(static_cast<std::size_t>(p.B) * kK * elem_size(p.storage), 256);
-}
-
-// The fp32 forward's y transposed, where CUTLASS's tiles compute it (forward_fp32_transposed).
-std::size_t transposed_out_bytes(const Problem& p) {
-  return p.storage == Storage::float32 ? align_up(static_cast<std::size_t>(p.B) * kN * sizeof(float), 256) : 0;
 }
 
 std::size_t partial_bytes(const Problem& p) {
@@ -1011,12 +967,50 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
   return cudaSuccess;
 }
 
-// fp32: the streaming kernels up to these batch sizes, the tiled GEMMs above (measured on an
-// H200, docs/notes/cuda-kernels.md: at B = 16 the streaming forward is compute-bound and
-// slower than the tiled one, the streaming backward still faster). Speed only: the bytes are
-// the same on either side.
-constexpr int kFp32StreamingForwardUpToB = 8;
+// fp32 backward: the streaming kernel up to this batch size, the tiled GEMMs above (measured on an
+// H200, docs/notes/cuda-kernels.md). Speed only: the bytes are the same on either side.
 constexpr int kFp32StreamingBackwardUpToB = fp32_stream::kMaxB;
+
+// fp32 forward (tf32x3::): the 8- and 16-row batch tiles (SiLU in the kernel, W streamed once) up
+// to their height, the 144 x 64 tiles above, the 128 x 128 ones from kFp32ForwardWideFromB
+// (measured on an H200, docs/notes/cuda-kernels.md). Speed only.
+constexpr int kFp32ForwardWideFromB = 193;
+
+// Resolves the fp32 forward's tiling: `streaming` on (or automatic, B <= 16, on a device with the
+// shared memory) the 8- or 16-row tiles, fp32.forward `narrow` / `wide` (or automatic) the 144 x 64 /
+// 128 x 128 ones. Refuses, before anything runs, a choice the forward does not have or a B it does
+// not take (cudaErrorInvalidValue: the 144-row CUDA-core tiles, CUTLASS's or the row-block ones; a
+// forced streaming choice past B = 16 or together with a forced tiling), or one this device cannot
+// run (cudaErrorNotSupported: its shared memory).
+cudaError_t resolve_fp32_forward(const KernelChoice& c, int B, tf32x3::Tile* tile) {
+  const Fp32Tiles f = c.fp32.forward;
+  if (f != Fp32Tiles::automatic && f != Fp32Tiles::narrow && f != Fp32Tiles::wide) return cudaErrorInvalidValue;
+  if (c.streaming == Streaming::on && (f != Fp32Tiles::automatic || B > tf32x3::batch_rows(tf32x3::Tile::batch16)))
+    return cudaErrorInvalidValue;
+  const tf32x3::Tile streaming = B <= tf32x3::batch_rows(tf32x3::Tile::batch8) ? tf32x3::Tile::batch8 : tf32x3::Tile::batch16;
+  const tf32x3::Tile tiled = f == Fp32Tiles::narrow ? tf32x3::Tile::batch64
+                             : f == Fp32Tiles::wide ? tf32x3::Tile::batch128
+                             : B >= kFp32ForwardWideFromB ? tf32x3::Tile::batch128
+                                                          : tf32x3::Tile::batch64;
+  const bool forced = c.streaming == Streaming::on || f != Fp32Tiles::automatic;
+  bool fits = false;
+  if (c.streaming != Streaming::off && f == Fp32Tiles::automatic && B <= tf32x3::batch_rows(tf32x3::Tile::batch16)) {
+    if (const cudaError_t err = tf32x3::fits_current_device(streaming, &fits); err != cudaSuccess) return err;
+    if (fits) {
+      *tile = streaming;
+      return cudaSuccess;
+    }
+    if (c.streaming == Streaming::on) return cudaErrorNotSupported;
+  }
+  if (const cudaError_t err = tf32x3::fits_current_device(tiled, &fits); err != cudaSuccess) return err;
+  if (!fits && forced) return cudaErrorNotSupported;
+  *tile = fits ? tiled : tf32x3::Tile::batch64;  // the 144 x 64 tiles need the least shared memory
+  if (!fits) {
+    if (const cudaError_t err = tf32x3::fits_current_device(*tile, &fits); err != cudaSuccess) return err;
+    if (!fits) return cudaErrorNotSupported;
+  }
+  return cudaSuccess;
+}
 
 // Resolves the fp32 `automatic` choice for a call whose automatic switch point is `up_to_b`;
 // refuses a forced streaming choice for a B it does not take (cudaErrorInvalidValue) or on a
@@ -1032,21 +1026,14 @@ cudaError_t resolve_fp32(KernelChoice* g, int B, int up_to_b) {
   return cudaSuccess;
 }
 
-// fp32 tiled GEMMs: from which batch size each GEMM runs the 64 x 128 tiles, measured on an H200
-// (docs/notes/cuda-kernels.md); below it the forward runs 144 x 64 tiles and the other two the
-// 64 x 64 ones. The forward's 144-row tiles make 128 CTAs per 64 batch columns, one per SM of an
-// H200 (two per SM by their shared memory, so two batch tiles are one wave), where its 64-row tiles
-// make 288 (2.2 per SM, a third of the SMs running one more than the others), and they need fewer
-// shared loads per FMA. From the CUTLASS switch points on, where the sm_90a kernels run, CUTLASS's
-// SIMT GEMMs (sm90::fp32_*) instead, 64 x 128 tiles and from the second point 128 x 256 ones:
-// measured with `rlk bench` against these tiles at B = 17 ... 1024 (docs/notes/cuda-kernels.md,
-// fourteenth session), the forward's equal at 256, 68 us faster at 384; d_temb's 25 us slower at
-// 64, 62 us faster at 96. Speed only: every tiling gives the same bytes.
-constexpr int kFp32ForwardWideFromB = 1024;
+// fp32 backward's tiled GEMMs: from which batch size each GEMM runs the 64 x 128 tiles, measured on
+// an H200 (docs/notes/cuda-kernels.md); below it the 64 x 64 ones. From the CUTLASS switch points
+// on, where the sm_90a kernels run, d_temb runs CUTLASS's SIMT GEMMs (sm90::fp32_*) instead, 64 x 128
+// tiles and from the second point 128 x 256 ones: measured with `rlk bench` against these tiles at
+// B = 17 ... 1024 (docs/notes/cuda-kernels.md, fourteenth session), 25 us slower at 64, 62 us faster
+// at 96. Speed only: every tiling gives the same bytes.
 constexpr int kFp32DTembWideFromB = 128;
 constexpr int kFp32GradWWideFromB = 1;  // every B (its c is K = 3072)
-constexpr int kFp32ForwardCutlassFromB = 384;
-constexpr int kFp32ForwardCutlassWideFromB = 768;
 constexpr int kFp32DTembCutlassFromB = 96;
 constexpr int kFp32DTembCutlassWideFromB = 512;
 
@@ -1056,26 +1043,15 @@ sm90::Fp32Tile cutlass_tile(Fp32Tiles t) {
   return t == Fp32Tiles::cutlass_wide ? sm90::Fp32Tile::wide : sm90::Fp32Tile::narrow;
 }
 
-// Resolves the `automatic` fp32 tilings of the GEMMs a call in `direction` runs, and refuses
-// (before anything is launched) a forced tiling a GEMM does not have, cudaErrorInvalidValue: the
-// 144-row tiles outside the forward, CUTLASS's tiles on grad_weight; or one this device cannot
+// Resolves the `automatic` fp32 tilings of the backward's GEMMs, and refuses (before anything is
+// launched) a forced tiling a GEMM does not have, cudaErrorInvalidValue: CUTLASS's tiles on
+// grad_weight, the row-block kernel on d_temb; or one this device cannot
 // run, cudaErrorNotSupported: CUTLASS's tiles without the sm_90a kernels (they live in the sm90
 // object and are built for sm_90a alone).
-cudaError_t resolve_fp32_tiles(Fp32TileChoice* t, int B, Direction direction) {
+cudaError_t resolve_fp32_tiles(Fp32TileChoice* t, int B) {
   bool usable = false;
   if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
-  if (direction == Direction::forward) {
-    if (t->forward == Fp32Tiles::row_block) return cudaErrorInvalidValue;
-    if (is_cutlass(t->forward) && !usable) return cudaErrorNotSupported;
-    if (t->forward == Fp32Tiles::automatic)
-      t->forward = usable && B >= kFp32ForwardCutlassWideFromB ? Fp32Tiles::cutlass_wide
-                   : usable && B >= kFp32ForwardCutlassFromB   ? Fp32Tiles::cutlass_narrow
-                   : B >= kFp32ForwardWideFromB                ? Fp32Tiles::wide
-                                                               : Fp32Tiles::tall;
-    return cudaSuccess;
-  }
-  if (t->grad_temb == Fp32Tiles::tall || t->grad_weight == Fp32Tiles::tall || is_cutlass(t->grad_weight) ||
-      t->grad_temb == Fp32Tiles::row_block)
+  if (is_cutlass(t->grad_weight) || t->grad_temb == Fp32Tiles::row_block)
     return cudaErrorInvalidValue;
   bool row_block_fits = false;
   if (t->grad_weight == Fp32Tiles::row_block || t->grad_weight == Fp32Tiles::automatic) {
@@ -1100,15 +1076,11 @@ cudaError_t resolve_fp32_tiles(Fp32TileChoice* t, int B, Direction direction) {
 }
 
 // One fp32 tiled GEMM of the library's own tiles (resolved: never automatic or CUTLASS's):
-// c_extent columns, m_extent rows, `slices` r-slices of p.r_len each. The
-// 144-row tiles exist for the forward only (the i-contiguous A of the other two is read in groups
-// of four rows per thread; resolve_fp32_tiles refuses them before anything runs).
+// c_extent columns, m_extent rows, `slices` r-slices of p.r_len each.
 template <Op op>
 cudaError_t launch_fp32_gemm(Fp32Tiles tiles, const GemmParams& p, int c_extent, int m_extent, int slices,
                              cudaStream_t stream) {
-  if constexpr (op == Op::kForward) {
-    if (tiles == Fp32Tiles::tall) return simt::launch<op, 9, 4>(p, c_extent, m_extent, slices, stream);
-  }
+  static_assert(op != Op::kForward, "the fp32 forward runs on tensor cores (tf32x3::)");
   return tiles == Fp32Tiles::wide ? simt::launch<op, 4, 8>(p, c_extent, m_extent, slices, stream)
                                   : simt::launch<op, 4, 4>(p, c_extent, m_extent, slices, stream);
 }
@@ -1122,46 +1094,25 @@ sm90::BatchTile tile_of(GemmFamily f) {
                                                  : sm90::BatchTile::wide;
 }
 
-// The fp32 forward on CUTLASS's SIMT GEMM: SiLU transposed into the workspace, y transposed after
-// it (forward_workspace_bytes holds both), then y with its bias.
-cudaError_t forward_fp32_transposed(const Problem& prob, const ForwardTensors& t, void* ws, Fp32Tiles tiles,
-                                    cudaStream_t stream) {
-  const int B = static_cast<int>(prob.B);
-  float* silu_t = static_cast<float*>(ws);
-  float* out_t = reinterpret_cast<float*>(static_cast<unsigned char*>(ws) + silu_bytes(prob));
-  const unsigned batch_tiles = static_cast<unsigned>((B + kTransposeTile - 1) / kTransposeTile);
-  const dim3 block(kTransposeTile, kTransposeRows);
-  cudaError_t err = launch::kernel<silu_transposed_kernel>(dim3(kK / kTransposeTile, batch_tiles), block, 0, stream,
-                                                          static_cast<const float*>(t.temb), silu_t, B);
-  if (err == cudaSuccess)
-    err = sm90::fp32_forward_transposed(cutlass_tile(tiles), B, static_cast<const float*>(t.weight), silu_t, out_t,
-                                        stream);
-  if (err != cudaSuccess) return err;
-  return launch::kernel<bias_transposed_kernel>(dim3(kN / kTransposeTile, batch_tiles), block, 0, stream,
-                                                static_cast<const float*>(out_t),
-                                                static_cast<const float*>(t.bias), static_cast<float*>(t.out), B);
+// The fp32 forward on tensor cores: SiLU first into the workspace, where the tiling does not
+// compute it itself.
+cudaError_t forward_fp32(int B, const ForwardTensors& t, void* ws, tf32x3::Tile tile, cudaStream_t stream) {
+  const void* x = t.temb;
+  if (!tf32x3::computes_silu(tile)) {
+    if (const cudaError_t err = launch_silu<float>(t.temb, ws, B, stream); err != cudaSuccess) return err;
+    x = ws;
+  }
+  return tf32x3::forward(tile, B, static_cast<const float*>(x), static_cast<const float*>(t.weight),
+                         static_cast<const float*>(t.bias), static_cast<float*>(t.out), stream);
 }
 
-template <class T>
-cudaError_t forward_impl(const Problem& prob, const ForwardTensors& t, void* ws, const KernelChoice& choice,
-                         cudaStream_t stream) {
-  const int B = static_cast<int>(prob.B);
-  if (choice.streaming == Streaming::on) {  // the streaming kernels compute SiLU themselves
-    if constexpr (sizeof(T) == 4)
-      return fp32_stream::forward(B, static_cast<const float*>(t.temb), static_cast<const float*>(t.weight),
-                                  static_cast<const float*>(t.bias), static_cast<float*>(t.out), stream);
-    else
-      return bf16_stream::forward(B, t.temb, t.weight, t.bias, t.out, stream);
-  }
-  if constexpr (sizeof(T) == 4) {
-    if (is_cutlass(choice.fp32.forward)) return forward_fp32_transposed(prob, t, ws, choice.fp32.forward, stream);
-  }
-  cudaError_t err = launch_silu<T>(t.temb, ws, B, stream);
+cudaError_t forward_bf16(int B, const ForwardTensors& t, void* ws, const KernelChoice& choice, cudaStream_t stream) {
+  if (choice.streaming == Streaming::on)  // the streaming kernel computes SiLU itself
+    return bf16_stream::forward(B, t.temb, t.weight, t.bias, t.out, stream);
+  cudaError_t err = launch_silu<bf16>(t.temb, ws, B, stream);
   if (err != cudaSuccess) return err;
-  if constexpr (sizeof(T) == 2) {
-    if (choice.forward != GemmFamily::mma_sync)
-      return sm90::forward_gemm(tile_of(choice.forward), B, t.weight, ws, t.bias, t.out, stream);
-  }
+  if (choice.forward != GemmFamily::mma_sync)
+    return sm90::forward_gemm(tile_of(choice.forward), B, t.weight, ws, t.bias, t.out, stream);
   GemmParams p{};
   p.a = t.weight;
   p.lda = kK;
@@ -1174,11 +1125,7 @@ cudaError_t forward_impl(const Problem& prob, const ForwardTensors& t, void* ws,
   p.out = t.out;
   p.bias = t.bias;
   p.B = B;
-  if constexpr (sizeof(T) == 2) {
-    return mma::launch<mma::FwdConfig, Op::kForward>(p, B, kN, 1, stream);
-  } else {
-    return launch_fp32_gemm<Op::kForward>(choice.fp32.forward, p, B, kN, 1, stream);
-  }
+  return mma::launch<mma::FwdConfig, Op::kForward>(p, B, kN, 1, stream);
 }
 
 template <class T>
@@ -1279,7 +1226,7 @@ __global__ void strict_probe_kernel(const float* num, const float* den, float su
 
 std::size_t forward_workspace_bytes(const Problem& problem) {
   if (!supported(problem)) return 0;
-  return silu_bytes(problem) + transposed_out_bytes(problem);
+  return silu_bytes(problem);
 }
 
 std::size_t backward_workspace_bytes(const Problem& problem) {
@@ -1295,13 +1242,12 @@ cudaError_t launch_forward(const Problem& problem, const ForwardTensors& tensors
     return cudaErrorInvalidValue;
   const int B = static_cast<int>(problem.B);
   if (problem.storage == Storage::float32) {
-    cudaError_t err = resolve_fp32(&choice, B, kFp32StreamingForwardUpToB);
-    if (err == cudaSuccess) err = resolve_fp32_tiles(&choice.fp32, B, Direction::forward);
-    if (err != cudaSuccess) return err;
-    return forward_impl<float>(problem, tensors, workspace, choice, stream);
+    tf32x3::Tile tile{};
+    if (const cudaError_t err = resolve_fp32_forward(choice, B, &tile); err != cudaSuccess) return err;
+    return forward_fp32(B, tensors, workspace, tile, stream);
   }
   if (const cudaError_t err = resolve_bf16(&choice, B, Direction::forward); err != cudaSuccess) return err;
-  return forward_impl<bf16>(problem, tensors, workspace, choice, stream);
+  return forward_bf16(B, tensors, workspace, choice, stream);
 }
 
 cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tensors, void* workspace,
@@ -1316,7 +1262,7 @@ cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tenso
       err = resolve_bf16(&choice, B, Direction::backward);
     } else {
       err = resolve_fp32(&choice, B, kFp32StreamingBackwardUpToB);
-      if (err == cudaSuccess) err = resolve_fp32_tiles(&choice.fp32, B, Direction::backward);
+      if (err == cudaSuccess) err = resolve_fp32_tiles(&choice.fp32, B);
     }
     if (err != cudaSuccess) return err;
   }

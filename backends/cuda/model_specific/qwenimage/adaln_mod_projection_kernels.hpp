@@ -64,7 +64,8 @@ enum class GemmFamily {
   wgmma_medium,
   wgmma_tall_narrow
 };
-// `streaming`: the streaming kernels for small batches where they exist (fp32 forward and
+// `streaming`: the streaming kernels for small batches where they exist (fp32 forward for B <= 16:
+// the tensor-core tiles of 8 and 16 batch rows, tf32x3::, which compute SiLU themselves; fp32
 // backward for B <= fp32_stream::kMaxB; bf16 forward for B <= bf16_stream::kMaxB, bf16
 // grad_weight for B <= bf16_stream::kGradWMaxB and, where grad_temb is automatic, bf16 grad_temb
 // for B <= bf16_stream::kDTembMaxB: always with `on`, with `automatic` only on devices without
@@ -72,21 +73,23 @@ enum class GemmFamily {
 // need; `off` runs the tiled GEMMs (fp32) or the GEMM families above (bf16).
 // tests/cuda/test_kernel_paths.cpp compares them. `on` is refused with cudaErrorInvalidValue where
 // no streaming kernel applies (a larger B; a forced bf16 family for the GEMM the streaming kernel
-// replaces: forward, grad_weight), with cudaErrorNotSupported on a device without that memory.
+// replaces: forward, grad_weight; a forced fp32 forward tiling), with cudaErrorNotSupported on a
+// device without that memory.
 enum class Streaming { automatic, off, on };
-// fp32, per GEMM where the tiled kernels run (B past the streaming kernels, or streaming off):
-// `narrow` 64 x 64 output tiles (4 x 4 per thread), `wide` 64 x 128 (4 x 8 per thread, 128 batch
-// columns for forward and grad_temb, 128 K columns for grad_weight), `tall` 144 x 64 (9 x 4 per
-// thread; the forward only: a backward call forcing it is refused with cudaErrorInvalidValue),
-// `cutlass_narrow` / `cutlass_wide` CUTLASS's SIMT GEMMs in 64 x 128 / 128 x 256 tiles (forward,
-// computed transposed, and grad_temb; a call forcing them on grad_weight is refused with
-// cudaErrorInvalidValue, and on a device or build without the sm_90a kernels with
-// cudaErrorNotSupported), `row_block` the mid-batch grad_weight kernel (fp32_gradw: 72 rows of
-// grad_weight per CTA, looping over K; grad_weight only, for fp32_gradw::kMinB <= B <=
+// fp32, per GEMM where the tiled kernels run (B past the streaming kernels, or streaming off).
+// The forward (tensor cores, tf32x3::): `narrow` 144 rows of W x 64 batch rows per CTA, `wide`
+// 128 x 128; every other value is refused for it with cudaErrorInvalidValue, and a tiling this
+// device lacks the shared memory for with cudaErrorNotSupported. d_temb and grad_weight (CUDA
+// cores): `narrow` 64 x 64 output tiles (4 x 4 per thread), `wide` 64 x 128 (4 x 8 per thread, 128
+// batch columns for grad_temb, 128 K columns for grad_weight), `cutlass_narrow` / `cutlass_wide`
+// CUTLASS's SIMT GEMMs in 64 x 128 / 128 x 256 tiles (grad_temb only; a call forcing them on
+// grad_weight is refused with cudaErrorInvalidValue, and on a device or build without the sm_90a
+// kernels with cudaErrorNotSupported), `row_block` the mid-batch grad_weight kernel (fp32_gradw: 72
+// rows of grad_weight per CTA, looping over K; grad_weight only, for fp32_gradw::kMinB <= B <=
 // fp32_gradw::kMaxB: elsewhere, or on another GEMM, it is refused with cudaErrorInvalidValue, and
-// on a device without its shared memory with cudaErrorNotSupported). Same bytes whichever runs;
-// bf16 calls ignore these fields.
-enum class Fp32Tiles { automatic, narrow, wide, tall, cutlass_narrow, cutlass_wide, row_block };
+// on a device without its shared memory with cudaErrorNotSupported).
+// Same bytes whichever runs; bf16 calls ignore these fields.
+enum class Fp32Tiles { automatic, narrow, wide, cutlass_narrow, cutlass_wide, row_block };
 struct Fp32TileChoice {
   Fp32Tiles forward = Fp32Tiles::automatic;
   Fp32Tiles grad_temb = Fp32Tiles::automatic;

@@ -43,16 +43,11 @@ cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* gr
 cudaError_t gradw_gemm(GradWSchedule schedule, int B, const void* grad_out, const void* silu,
                        void* grad_weight, cudaStream_t stream, int leave_sms = 0);
 
-// fp32 on CUDA cores (adaln_mod_projection_sm90_fp32.cu: CUTLASS 2.x SIMT kernels, each element
-// one fmaf chain over its reduction in ascending order from 0, no split-K, as the library's own
-// fp32 tiles compute it). narrow: 64 x 128 output tiles (32 x 64 per warp); wide: 128 x 256
+// fp32 d_temb on CUDA cores (adaln_mod_projection_sm90_fp32.cu: CUTLASS 2.x SIMT kernels, each
+// element one fmaf chain over its reduction in ascending order from 0, no split-K, as the library's
+// own fp32 tiles compute it). narrow: 64 x 128 output tiles (32 x 64 per warp); wide: 128 x 256
 // (64 x 64 per warp). Same bytes either way. cudaErrorNotSupported in a build without sm_90a.
 enum class Fp32Tile { narrow, wide };
-
-// out_t[n, b] = sum_k W[n, k] silu_t[k, b] in FP32 (the forward's sum before its bias, transposed:
-// out_t is 18432 x B and silu_t 3072 x B, both with rows of B floats).
-cudaError_t fp32_forward_transposed(Fp32Tile tile, int B, const float* weight, const float* silu_t, float* out_t,
-                                    cudaStream_t stream);
 
 // partial[j, b, k] = sum over n in slice j (8 slices of 2304), ascending, of dy[b, n] W[n, k].
 cudaError_t fp32_dtemb_gemm(Fp32Tile tile, int B, const float* weight, const float* grad_out, float* partial,

@@ -1,5 +1,5 @@
-// FP32 GEMMs of the larger batches on CUDA cores: CUTLASS 2.x SIMT kernels (see
-// adaln_mod_projection_sm90.hpp). The fp32 contract makes each forward and d_temb element one fmaf
+// The FP32 d_temb GEMM of the larger batches on CUDA cores: CUTLASS 2.x SIMT kernels (see
+// adaln_mod_projection_sm90.hpp). The fp32 contract makes each d_temb element one fmaf
 // chain over its reduction in ascending order from 0; CUTLASS's SIMT GEMM evaluates exactly that
 // when it runs without split-K (cutlass/gemm/thread/mma_sm50.h: the k loop is outermost and each
 // step is d = a * b + d, which nvcc contracts to one FFMA), so it may replace the library's own
@@ -7,10 +7,10 @@
 // it moves its operands through shared memory with fewer loads per FMA than those tiles (8 x 8
 // outputs per thread in 128 x 256 tiles): measured on an H200 (dev/fp32_simt_check.cu,
 // docs/notes/cuda-kernels.md), 4.65 ms for d_temb at B = 2048 where cuBLAS's SGEMM takes 4.76.
-// Only the two GEMMs whose operand layouts suit it: A with the reduction contiguous and B with
-// the output columns contiguous, as d_temb has them (dy, W) and the forward has them when it
-// computes y transposed (W, SiLU transposed). grad_weight's TwoSum fold is not CUTLASS's, so it
-// keeps the library's tiles.
+// Only for the GEMM whose operand layouts suit it: A with the reduction contiguous and B with
+// the output columns contiguous, as d_temb has them (dy, W). grad_weight's TwoSum fold is not
+// CUTLASS's, so it keeps the library's tiles; the fp32 forward runs on tensor cores
+// (adaln_mod_projection_fp32_tf32x3.cu).
 #include "adaln_mod_projection_sm90.hpp"
 
 #if defined(RLK_WITH_SM90_GEMM)
@@ -42,7 +42,7 @@ using SimtGemm = cutlass::gemm::device::GemmUniversal<
     cutlass::epilogue::thread::LinearCombination<float, 1, float, float>,
     cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<>, Stages, 1, 1>;
 
-// The two tilings (Fp32Tile), one kernel each for both GEMMs.
+// The two tilings (Fp32Tile).
 using Narrow = SimtGemm<64, 128, 32, 64, 5>;
 using Wide = SimtGemm<128, 256, 64, 64, 4>;
 
@@ -75,11 +75,6 @@ cudaError_t run(int m, int n, int k, int batches, const float* a, std::int64_t l
 }
 
 template <class G>
-cudaError_t forward_t(int B, const float* weight, const float* silu_t, float* out_t, cudaStream_t stream) {
-  return run<G>(kN, B, kK, 1, weight, kK, 0, silu_t, B, 0, out_t, B, 0, stream);
-}
-
-template <class G>
 cudaError_t dtemb(int B, const float* weight, const float* grad_out, float* partial, cudaStream_t stream) {
   constexpr std::int64_t slice = kN / kSplitN;
   return run<G>(B, kK, static_cast<int>(slice), kSplitN, grad_out, kN, slice, weight, kK, slice * kK, partial, kK,
@@ -87,12 +82,6 @@ cudaError_t dtemb(int B, const float* weight, const float* grad_out, float* part
 }
 
 }  // namespace
-
-cudaError_t fp32_forward_transposed(Fp32Tile tile, int B, const float* weight, const float* silu_t, float* out_t,
-                                    cudaStream_t stream) {
-  return tile == Fp32Tile::wide ? forward_t<Wide>(B, weight, silu_t, out_t, stream)
-                                : forward_t<Narrow>(B, weight, silu_t, out_t, stream);
-}
 
 cudaError_t fp32_dtemb_gemm(Fp32Tile tile, int B, const float* weight, const float* grad_out, float* partial,
                             cudaStream_t stream) {
@@ -105,9 +94,6 @@ cudaError_t fp32_dtemb_gemm(Fp32Tile tile, int B, const float* weight, const flo
 #else  // a build without sm_90a: the fp32 path keeps its own tiles everywhere
 
 namespace rlk::cuda::qwenimage::sm90 {
-cudaError_t fp32_forward_transposed(Fp32Tile, int, const float*, const float*, float*, cudaStream_t) {
-  return cudaErrorNotSupported;
-}
 cudaError_t fp32_dtemb_gemm(Fp32Tile, int, const float*, const float*, float*, cudaStream_t) {
   return cudaErrorNotSupported;
 }

@@ -10,21 +10,11 @@
 
 #include <cuda_runtime.h>
 
-// x rounded to TF32 (nearest, ties away: cvt.rna), in FP32 layout with the 13 low mantissa bits zero.
-__device__ __forceinline__ std::uint32_t to_tf32(float x) {
-  std::uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return r;
-}
+#include "adaln_mod_projection_tf32.cuh"
 
-// d += a b on mma.sync m16n8k8 with TF32 operands and an FP32 accumulator (a: 16 x 8, b: 8 x 8).
-__device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+// cvt.rna to TF32 and the mma.sync m16n8k8 TF32 instruction: the operator's own (device helpers).
+using rlk::cuda::qwenimage::device::mma_tf32;
+using rlk::cuda::qwenimage::device::to_tf32;
 
 // Largest |x - ref| / (1e-4 + 1e-4 |ref|) (as ordered bits of a non-negative float) and the
 // count above 1; a NaN or infinite x counts as above and sets the maximum to +inf.
