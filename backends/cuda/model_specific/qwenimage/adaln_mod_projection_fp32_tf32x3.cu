@@ -66,9 +66,9 @@ struct Config {
 // 144 rows of W per CTA (128 CTAs per batch tile: one wave on a 132-SM H200) for the 8-, 16- and
 // 64-row batch tiles; 128 x 128 for the largest batches. Measured on the H200 (docs/notes/
 // cuda-kernels.md, twenty-first session), against one chunk per stage, 16 x 64 warp tiles and
-// fewer stages: the 8- and 16-row tiles with two chunks per stage and 4 stages (174 KB), the 64-row
-// tiles as 3 x 2 warps of 48 x 32 (157 KB), the 128-row tiles as 4 x 4 warps of 32 x 32 with 4
-// stages (221 KB). A device with less shared memory per block (an A100: 163 KB) runs the 64-row
+// fewer stages: the 8- and 16-row tiles with two chunks per stage and 4 stages (174 and 191 KB),
+// the 64-row tiles as 3 x 2 warps of 48 x 32 (157 KB), the 128-row tiles as 4 x 4 warps of
+// 32 x 32 with 4 stages (221 KB). A device with less shared memory per block (an A100: 163 KB) runs the 64-row
 // tiles for every B (resolve_fp32_forward in adaln_mod_projection_kernels.cu).
 using Batch8 = Config<9, 1, 1, 1, 2, 4, true>;
 using Batch16 = Config<9, 1, 1, 2, 2, 4, true>;
