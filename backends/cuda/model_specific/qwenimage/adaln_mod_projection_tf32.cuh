@@ -1,6 +1,7 @@
 // TF32 tensor-core primitives of the fp32 3xTF32 chains (docs/operators/qwenimage-adaln-mod-projection.md,
 // "Arithmetic contract"): the contract's pieces of an FP32 value and the mma.sync m16n8k8 TF32
-// instruction. Shared by the fp32 forward kernels and the development checks (dev/tf32.cuh).
+// instruction. Shared by the fp32 forward kernels and the development checks (dev/tf32.cuh, which
+// adds the rounded-to-nearest cut the studies compare against).
 #pragma once
 
 #include <cstdint>
@@ -17,14 +18,6 @@ __device__ __forceinline__ void tf32_cut(float x, std::uint32_t& hi, std::uint32
   constexpr std::uint32_t kMask = 0xFFFFE000u;
   hi = __float_as_uint(x) & kMask;
   lo = __float_as_uint(x - __uint_as_float(hi)) & kMask;
-}
-
-// x rounded to TF32 (nearest, ties away from zero: cvt.rna), in FP32 layout with the 13 low mantissa
-// bits zero (the development checks' other way of cutting).
-__device__ __forceinline__ std::uint32_t to_tf32(float x) {
-  std::uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  return r;
 }
 
 // d += a b on mma.sync m16n8k8 with TF32 operands and an FP32 accumulator (a: 16 x 8, b: 8 x 8).

@@ -48,11 +48,6 @@ constexpr int kB = 2048;
 enum Mode { k3xChunk32 = 0, k3xOneAcc = 1, k1x = 2 };
 constexpr const char* kModeNames[3] = {"3xtf32-chunk32", "3xtf32-one-acc", "1xtf32"};
 
-// (hi, lo) TF32 pieces of x: hi = rna(x), lo = rna(x - hi) (x - hi is exact in FP32).
-__device__ __forceinline__ void split(float x, std::uint32_t& hi, std::uint32_t& lo) {
-  hi = to_tf32(x);
-  lo = to_tf32(x - __uint_as_float(hi));
-}
 
 // CTA tile 128 (m) x 64 (c) x 32 (r), 8 warps of 32 x 32, 3-stage cp.async pipeline; rows padded
 // to 36 floats so a fragment's 32 loads hit 32 banks. Each 32-step r-tile is one chunk.
@@ -124,13 +119,13 @@ __global__ void __launch_bounds__(kThreads, TC_MIN_BLOCKS) tc_gemm(const float* 
         const float* p = &sm.a[slot][wm + i * 16 + g][kk + tq];
         const float v[4] = {p[0], p[8 * kPitch], p[4], p[8 * kPitch + 4]};
 #pragma unroll
-        for (int q = 0; q < 4; ++q) split(v[q], ah[i][q], al[i][q]);
+        for (int q = 0; q < 4; ++q) tf32_cut_rna(v[q], ah[i][q], al[i][q]);
       }
 #pragma unroll
       for (int j = 0; j < kCJ; ++j) {
         const float* p = &sm.b[slot][wc + j * 8 + g][kk + tq];
-        split(p[0], bh[j][0], bl[j][0]);
-        split(p[4], bh[j][1], bl[j][1]);
+        tf32_cut_rna(p[0], bh[j][0], bl[j][0]);
+        tf32_cut_rna(p[4], bh[j][1], bl[j][1]);
       }
 #pragma unroll
       for (int i = 0; i < kMI; ++i)

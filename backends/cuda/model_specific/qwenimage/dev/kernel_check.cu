@@ -319,8 +319,9 @@ struct Timing {
   // streaming off, on: fp32 B <= 16 forward and forward + backward; bf16 forward (B <= 8) and
   // backward alone (B <= 16, the streaming grad_weight)
   double stream_fwd[2] = {}, stream_fwdbwd[2] = {}, stream_bwd[2] = {};
-  // fp32 tiled GEMMs, narrow / wide: forward alone (the tensor-core 144 x 64 / 128 x 128 tiles); backward with grad_temb varied (grad_weight
-  // narrow); backward with grad_weight varied (grad_temb narrow)
+  // fp32 tiled GEMMs, narrow / wide: forward alone (the tensor-core 144 x 64 / 128 x 128 tiles);
+  // backward with grad_temb varied (grad_weight narrow); backward with grad_weight varied (grad_temb
+  // narrow)
   double f32_fwd[2] = {}, f32_bwd_dt[2] = {}, f32_bwd_gw[2] = {};
 };
 

@@ -12,9 +12,22 @@
 
 #include "adaln_mod_projection_tf32.cuh"
 
-// cvt.rna to TF32 and the mma.sync m16n8k8 TF32 instruction: the operator's own (device helpers).
+// The contract's truncated pieces and the mma.sync m16n8k8 TF32 instruction: the operator's own.
 using rlk::cuda::qwenimage::device::mma_tf32;
-using rlk::cuda::qwenimage::device::to_tf32;
+using rlk::cuda::qwenimage::device::tf32_cut;
+
+// x rounded to TF32 (nearest, ties away from zero: cvt.rna), in FP32 layout with the 13 low mantissa
+// bits zero: the studies' other way of cutting.
+__device__ __forceinline__ std::uint32_t to_tf32(float x) {
+  std::uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+// x cut into pieces rounded to nearest: hi = to_tf32(x), lo = to_tf32(x - hi) (x - hi is exact).
+__device__ __forceinline__ void tf32_cut_rna(float x, std::uint32_t& hi, std::uint32_t& lo) {
+  hi = to_tf32(x);
+  lo = to_tf32(x - __uint_as_float(hi));
+}
 
 // Largest |x - ref| / (1e-4 + 1e-4 |ref|) (as ordered bits of a non-negative float) and the
 // count above 1; a NaN or infinite x counts as above and sets the maximum to +inf.

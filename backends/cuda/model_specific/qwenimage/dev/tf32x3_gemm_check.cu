@@ -74,18 +74,17 @@ constexpr int kSmemBytes = kStages * kStageBytes + 1024 + 64;  // + alignment + 
 constexpr int kCheckRows = 128;
 static_assert(BM == BN && BK * 4 == 128);
 
-constexpr std::uint32_t kTf32Mask = 0xffffe000u;
-
-// rna: hi = tf32(x) rounded to nearest, ties away (cvt.rna.tf32.f32, the study's split), lo = tf32(x - hi)
-// likewise; otherwise both by clearing the 13 low bits (truncation).
-__device__ __forceinline__ float tf32_piece(float x, bool rna) {
-  return __uint_as_float(rna ? to_tf32(x) : __float_as_uint(x) & kTf32Mask);
-}
+// rna: both pieces rounded to nearest, ties away (cvt.rna.tf32.f32, the study's split); otherwise the
+// operator's truncated pieces (tf32_cut).
 __global__ void split_kernel(const float* x, float* hi, float* lo, std::size_t n, bool rna) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
-    const float h = tf32_piece(x[i], rna);
-    hi[i] = h;
-    lo[i] = tf32_piece(x[i] - h, rna);
+    std::uint32_t h, l;
+    if (rna)
+      tf32_cut_rna(x[i], h, l);
+    else
+      tf32_cut(x[i], h, l);
+    hi[i] = __uint_as_float(h);
+    lo[i] = __uint_as_float(l);
   }
 }
 
