@@ -347,6 +347,19 @@ TEST_F(KernelPaths, Fp32CutlassGemmsGiveTheBytesOfTheLibrarysTiles) {
   expect_fp32_tilings_give_the_narrow_bytes({1, 9, 95, 96, 300, 511, 512, 2048}, others);
 }
 
+// From B = 26 the fp32 forward runs on wgmma where the sm_90a kernels run (the contract's chain on
+// m64n128k8 instructions, W's pieces cut in registers, s's from the workspace): forced, and the
+// automatic choice, against the 144 x 64 mma.sync tiles, at batch sizes below and past the switch,
+// on both sides of a 128-row tile's edge (a last tile of 1 row at 129, of 44 at 300) and at the
+// largest batch.
+TEST_F(KernelPaths, Fp32WgmmaForwardGivesTheBytesOfTheMmaSyncTiles) {
+  if (!wgmma_present()) GTEST_SKIP() << wgmma_absent_reason();
+  const Fp32Tiles narrow = Fp32Tiles::narrow;
+  const std::vector<std::pair<Fp32TileChoice, const char*>> others = {
+      {{Fp32Tiles::wgmma, narrow, narrow}, "wgmma forward"}, {{}, "automatic tiles"}};
+  expect_fp32_tilings_give_the_narrow_bytes({9, 17, 25, 26, 64, 65, 128, 129, 193, 300, 511, 512, 2048}, others);
+}
+
 // The fp32 grad_weight of the batch sizes past the streaming backward runs the row-block kernel
 // (72 rows of grad_weight per CTA, looping over K) up to fp32_gradw::kMaxB: forced, and the
 // automatic choice, against the library's 64 x 64 tiles, at its ends and on both sides of its two
@@ -587,10 +600,13 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
       }
     }
     if (s == Storage::float32) {
-      // grad_weight has no CUTLASS tiles; only grad_weight has the row-block kernel
+      // grad_weight has no CUTLASS tiles; only grad_weight has the row-block kernel; only the
+      // forward has the wgmma kernel
       for (const Fp32TileChoice t : {Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::cutlass_narrow},
                                      Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::cutlass_wide},
-                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::row_block, Fp32Tiles::automatic}}) {
+                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::row_block, Fp32Tiles::automatic},
+                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::wgmma, Fp32Tiles::automatic},
+                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::wgmma}}) {
         KernelChoice c;
         c.fp32 = t;
         EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);
@@ -602,11 +618,13 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
         c.fp32.forward = t;
         EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);
       }
-      KernelChoice streaming_and_tiles;
-      streaming_and_tiles.streaming = Streaming::on;
-      streaming_and_tiles.fp32.forward = Fp32Tiles::narrow;
-      EXPECT_EQ(launch_forward(Problem{s, 1, kK, kN}, f, d.workspace, d.workspace_bytes, nullptr, streaming_and_tiles),
-                cudaErrorInvalidValue);
+      for (const Fp32Tiles t : {Fp32Tiles::narrow, Fp32Tiles::wgmma}) {
+        KernelChoice streaming_and_tiles;
+        streaming_and_tiles.streaming = Streaming::on;
+        streaming_and_tiles.fp32.forward = t;
+        EXPECT_EQ(launch_forward(Problem{s, 1, kK, kN}, f, d.workspace, d.workspace_bytes, nullptr, streaming_and_tiles),
+                  cudaErrorInvalidValue);
+      }
       KernelChoice row_block;
       row_block.fp32 = {Fp32Tiles::row_block, Fp32Tiles::automatic, Fp32Tiles::automatic};
       EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, row_block), cudaErrorInvalidValue);

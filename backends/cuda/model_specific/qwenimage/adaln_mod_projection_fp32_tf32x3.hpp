@@ -8,7 +8,8 @@
 // One kernel template, four tilings: 144 rows of W per CTA against 8, 16 or 64 batch rows, or 128
 // rows of W against 128 batch rows. Every tiling evaluates the same chain for every element (the
 // tiling only decides which warp does it and when its operands arrive), so any of them may run for
-// any B; tests/cuda/test_kernel_paths.cpp compares them byte for byte. The 8- and 16-row tilings
+// any B; tests/cuda/test_kernel_paths.cpp compares them byte for byte, and with the wgmma kernel
+// that evaluates the same chain on sm_90a (sm90::fp32_forward_wgmma). The 8- and 16-row tilings
 // read temb and compute SiLU themselves (streaming W once, for small batches); the others read s
 // from the workspace, written by the SiLU kernel.
 #pragma once

@@ -14,7 +14,8 @@
 // the same chain of k16 tensor-core steps into one FP32 accumulator
 // (tests/cuda/test_kernel_paths.cpp checks it).
 // The fp32 forward runs on tensor cores, the 3xTF32 chains of adaln_mod_projection_fp32_tf32x3.cu
-// (one kernel template in four tilings, chosen by B; the same bytes whichever runs). The fp32
+// (one mma.sync kernel template in four tilings, and from B = 26 on sm_90a the wgmma kernel of
+// adaln_mod_projection_sm90_tf32x3.cu; chosen by B, the same bytes whichever runs). The fp32
 // backward has four implementations, the tiled CUDA-core GEMMs below (simt::), for B <= 16 the
 // streaming kernel of adaln_mod_projection_fp32_stream.cu, for grad_weight at 17 <= B <= 64 the
 // row-block kernel of adaln_mod_projection_fp32_gradw.cu, and for d_temb at larger B on sm_90
@@ -44,6 +45,7 @@
 #include "adaln_mod_projection_fp32_tf32x3.hpp"
 #include "adaln_mod_projection_launch.hpp"
 #include "adaln_mod_projection_sm90.hpp"
+#include "adaln_mod_projection_tf32.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -80,6 +82,32 @@ __global__ void __launch_bounds__(kSiluThreads) silu_kernel(const T* __restrict_
 #pragma unroll
   for (int q = 0; q < kSiluVec; ++q) y.v[q] = round_to<T>(silu_f32(load_f32(&x.v[q])));
   *reinterpret_cast<Vec*>(s + i) = y;
+}
+
+// fp32 s = SiLU(temb) as the contract's two truncated TF32 pieces (tf32_cut), for the wgmma forward
+// (sm90::fp32_forward_wgmma), which reads them with TMA: the same s, cut as the mma.sync tilings cut
+// it in shared memory.
+__global__ void __launch_bounds__(kSiluThreads) silu_pieces_kernel(const float* __restrict__ temb,
+                                                                    float* __restrict__ s_hi,
+                                                                    float* __restrict__ s_lo, std::int64_t count) {
+  await_prior_grids();
+  const std::int64_t i =
+      (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kSiluVec;
+  if (i >= count) return;
+  struct alignas(16) Vec {
+    float v[kSiluVec];
+  };
+  const Vec x = *reinterpret_cast<const Vec*>(temb + i);
+  Vec hi, lo;
+#pragma unroll
+  for (int q = 0; q < kSiluVec; ++q) {
+    std::uint32_t h, l;
+    tf32_cut(round_to<float>(silu_f32(x.v[q])), h, l);
+    hi.v[q] = __uint_as_float(h);
+    lo.v[q] = __uint_as_float(l);
+  }
+  *reinterpret_cast<Vec*>(s_hi + i) = hi;
+  *reinterpret_cast<Vec*>(s_lo + i) = lo;
 }
 
 // grad_bias[n]: kBiasGroups thread groups per column. Group j sums chunks j, j + kBiasGroups,
@@ -832,6 +860,12 @@ cudaError_t launch_silu(const void* temb, void* s, int B, cudaStream_t stream) {
                                         static_cast<const T*>(temb), static_cast<T*>(s), count);
 }
 
+cudaError_t launch_silu_pieces(const void* temb, float* s_hi, float* s_lo, int B, cudaStream_t stream) {
+  const std::int64_t count = static_cast<std::int64_t>(B) * kK;
+  return launch::kernel<silu_pieces_kernel>(blocks_for(count / kSiluVec, kSiluThreads), kSiluThreads, 0, stream,
+                                            static_cast<const float*>(temb), s_hi, s_lo, count);
+}
+
 int round_up_int(int v, int m) { return (v + m - 1) / m * m; }
 
 // The wgmma GEMMs are sm_90a code: they run on compute capability 9.0 exactly (sm_90a
@@ -972,21 +1006,49 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
 constexpr int kFp32StreamingBackwardUpToB = fp32_stream::kMaxB;
 
 // fp32 forward (tf32x3::): the 8- and 16-row batch tiles (SiLU in the kernel, W streamed once) up
-// to their height, the 144 x 64 tiles above, the 128 x 128 ones from kFp32ForwardWideFromB
-// (measured on an H200, docs/notes/cuda-kernels.md). Speed only.
+// to their height, the 144 x 64 tiles above, the 128 x 128 ones from kFp32ForwardWideFromB; where
+// the sm_90a kernels run, the wgmma kernel (sm90::fp32_forward_wgmma) from kFp32ForwardWgmmaFromB
+// (forward alone, 144 x 64 mma.sync / wgmma, ms: B = 24 0.171 / 0.183, 26 0.200 / 0.185, 64 0.240 /
+// 0.185, 256 0.922 / 0.280 (128 x 128 mma.sync 0.792), 2048 4.58 (128 x 128) / 1.69;
+// dev/kernel_check.cu, docs/notes/cuda-kernels.md). Speed only.
 constexpr int kFp32ForwardWideFromB = 193;
+constexpr int kFp32ForwardWgmmaFromB = 26;
+static_assert(kFp32ForwardWgmmaFromB > 16, "automatic streaming (B <= 16) is resolved after the wgmma choice");
 
-// Resolves the fp32 forward's tiling: `streaming` on (or automatic, B <= 16, on a device with the
-// shared memory) the 8- or 16-row tiles, fp32.forward `narrow` / `wide` (or automatic) the 144 x 64 /
-// 128 x 128 ones. Refuses, before anything runs, a choice the forward does not have or a B it does
-// not take (cudaErrorInvalidValue: the 144-row CUDA-core tiles, CUTLASS's or the row-block ones; a
-// forced streaming choice past B = 16 or together with a forced tiling), or one this device cannot
-// run (cudaErrorNotSupported: its shared memory).
-cudaError_t resolve_fp32_forward(const KernelChoice& c, int B, tf32x3::Tile* tile) {
+// The fp32 forward a call runs: the wgmma kernel, or a tf32x3:: tiling.
+struct Fp32ForwardPlan {
+  bool wgmma = false;
+  tf32x3::Tile tile = tf32x3::Tile::batch64;
+};
+
+// Resolves the fp32 forward: `streaming` on (or automatic, B <= 16, on a device with the shared
+// memory) the 8- or 16-row tiles, fp32.forward `narrow` / `wide` (or automatic) the 144 x 64 /
+// 128 x 128 mma.sync ones, `wgmma` (or automatic, B >= kFp32ForwardWgmmaFromB, where the sm_90a
+// kernels run) the wgmma kernel. Refuses, before anything runs, a choice the forward does not have
+// or a B it does not take (cudaErrorInvalidValue: the 144-row CUDA-core tiles, CUTLASS's or the
+// row-block ones; a forced streaming choice past B = 16 or together with a forced tiling), or one
+// this device cannot run (cudaErrorNotSupported: its shared memory; wgmma without the sm_90a
+// kernels).
+cudaError_t resolve_fp32_forward(const KernelChoice& c, int B, Fp32ForwardPlan* plan) {
   const Fp32Tiles f = c.fp32.forward;
-  if (f != Fp32Tiles::automatic && f != Fp32Tiles::narrow && f != Fp32Tiles::wide) return cudaErrorInvalidValue;
+  if (f != Fp32Tiles::automatic && f != Fp32Tiles::narrow && f != Fp32Tiles::wide && f != Fp32Tiles::wgmma)
+    return cudaErrorInvalidValue;
   if (c.streaming == Streaming::on && (f != Fp32Tiles::automatic || B > tf32x3::batch_rows(tf32x3::Tile::batch16)))
     return cudaErrorInvalidValue;
+  if (f == Fp32Tiles::wgmma || (f == Fp32Tiles::automatic && B >= kFp32ForwardWgmmaFromB)) {
+    bool usable = false, fits = false;
+    if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
+    if (usable) {
+      if (const cudaError_t err = sm90::fp32_forward_wgmma_fits(&fits); err != cudaSuccess) return err;
+    }
+    if (usable && fits) {
+      plan->wgmma = true;
+      return cudaSuccess;
+    }
+    if (f == Fp32Tiles::wgmma) return cudaErrorNotSupported;
+  }
+  plan->wgmma = false;
+  tf32x3::Tile* tile = &plan->tile;
   const tf32x3::Tile streaming = B <= tf32x3::batch_rows(tf32x3::Tile::batch8) ? tf32x3::Tile::batch8 : tf32x3::Tile::batch16;
   const tf32x3::Tile tiled = f == Fp32Tiles::narrow ? tf32x3::Tile::batch64
                              : f == Fp32Tiles::wide ? tf32x3::Tile::batch128
@@ -1045,13 +1107,14 @@ sm90::Fp32Tile cutlass_tile(Fp32Tiles t) {
 
 // Resolves the `automatic` fp32 tilings of the backward's GEMMs, and refuses (before anything is
 // launched) a forced tiling a GEMM does not have, cudaErrorInvalidValue: CUTLASS's tiles on
-// grad_weight, the row-block kernel on d_temb; or one this device cannot
+// grad_weight, the row-block kernel on d_temb, the forward's wgmma kernel on either; or one this device cannot
 // run, cudaErrorNotSupported: CUTLASS's tiles without the sm_90a kernels (they live in the sm90
 // object and are built for sm_90a alone).
 cudaError_t resolve_fp32_tiles(Fp32TileChoice* t, int B) {
   bool usable = false;
   if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
-  if (is_cutlass(t->grad_weight) || t->grad_temb == Fp32Tiles::row_block)
+  if (is_cutlass(t->grad_weight) || t->grad_temb == Fp32Tiles::row_block || t->grad_temb == Fp32Tiles::wgmma ||
+      t->grad_weight == Fp32Tiles::wgmma)
     return cudaErrorInvalidValue;
   bool row_block_fits = false;
   if (t->grad_weight == Fp32Tiles::row_block || t->grad_weight == Fp32Tiles::automatic) {
@@ -1094,9 +1157,18 @@ sm90::BatchTile tile_of(GemmFamily f) {
                                                  : sm90::BatchTile::wide;
 }
 
-// The fp32 forward on tensor cores: SiLU first into the workspace, where the tiling does not
-// compute it itself.
-cudaError_t forward_fp32(int B, const ForwardTensors& t, void* ws, tf32x3::Tile tile, cudaStream_t stream) {
+// The fp32 forward on tensor cores: SiLU first into the workspace, where the kernel does not
+// compute it itself (its pieces for the wgmma kernel: s_hi at the workspace's start, s_lo after).
+cudaError_t forward_fp32(int B, const ForwardTensors& t, void* ws, const Fp32ForwardPlan& plan, const Problem& prob,
+                         cudaStream_t stream) {
+  if (plan.wgmma) {
+    float* s_hi = static_cast<float*>(ws);
+    float* s_lo = reinterpret_cast<float*>(static_cast<unsigned char*>(ws) + silu_bytes(prob));
+    if (const cudaError_t err = launch_silu_pieces(t.temb, s_hi, s_lo, B, stream); err != cudaSuccess) return err;
+    return sm90::fp32_forward_wgmma(B, s_hi, s_lo, static_cast<const float*>(t.weight),
+                                    static_cast<const float*>(t.bias), static_cast<float*>(t.out), stream);
+  }
+  const tf32x3::Tile tile = plan.tile;
   const void* x = t.temb;
   if (!tf32x3::computes_silu(tile)) {
     if (const cudaError_t err = launch_silu<float>(t.temb, ws, B, stream); err != cudaSuccess) return err;
@@ -1226,7 +1298,8 @@ __global__ void strict_probe_kernel(const float* num, const float* den, float su
 
 std::size_t forward_workspace_bytes(const Problem& problem) {
   if (!supported(problem)) return 0;
-  return silu_bytes(problem);
+  // fp32: room for s's two TF32 pieces, which the wgmma forward reads.
+  return problem.storage == Storage::float32 ? 2 * silu_bytes(problem) : silu_bytes(problem);
 }
 
 std::size_t backward_workspace_bytes(const Problem& problem) {
@@ -1242,9 +1315,9 @@ cudaError_t launch_forward(const Problem& problem, const ForwardTensors& tensors
     return cudaErrorInvalidValue;
   const int B = static_cast<int>(problem.B);
   if (problem.storage == Storage::float32) {
-    tf32x3::Tile tile{};
-    if (const cudaError_t err = resolve_fp32_forward(choice, B, &tile); err != cudaSuccess) return err;
-    return forward_fp32(B, tensors, workspace, tile, stream);
+    Fp32ForwardPlan plan{};
+    if (const cudaError_t err = resolve_fp32_forward(choice, B, &plan); err != cudaSuccess) return err;
+    return forward_fp32(B, tensors, workspace, plan, problem, stream);
   }
   if (const cudaError_t err = resolve_bf16(&choice, B, Direction::forward); err != cudaSuccess) return err;
   return forward_bf16(B, tensors, workspace, choice, stream);

@@ -10,7 +10,7 @@
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr
 //        -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED -DCUTLASS_ENABLE_GDC_FOR_SM90 -DNDEBUG
 //        -DRLK_WITH_SM90_GEMM -isystem <cutlass include> -I.. gradw_check.cu ../adaln_mod_projection_sm90_fp32.cu
-//        <the rlk_cuda_kernels objects> -o gradw_check
+//        ../adaln_mod_projection_sm90_tf32x3.cu <the rlk_cuda_kernels objects> -o gradw_check
 #ifndef RLK_WITH_SM90_GEMM
 #define RLK_WITH_SM90_GEMM 1
 #endif

@@ -58,6 +58,7 @@
 #include <cuda_runtime.h>
 
 #include "adaln_mod_projection_device.cuh"
+#include "adaln_mod_projection_sm90_ptx.cuh"
 #include "experiment_common.cuh"
 #include "tf32.cuh"
 
@@ -65,6 +66,7 @@ namespace {
 
 using rlk::cuda::qwenimage::device::two_sum_add;
 using rlk::cuda::qwenimage::device::two_sum_value;
+using namespace rlk::cuda::qwenimage::ptx;
 
 constexpr int BM = 128, BN = 128, BK = 32;  // BK: a stage's k, the contract's chunk (or two)
 constexpr int kStages = 3;
@@ -86,38 +88,6 @@ __global__ void split_kernel(const float* x, float* hi, float* lo, std::size_t n
     hi[i] = __uint_as_float(h);
     lo[i] = __uint_as_float(l);
   }
-}
-
-// ---------------------------------------------------------------- PTX helpers
-__device__ __forceinline__ std::uint32_t sa(const void* p) { return static_cast<std::uint32_t>(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ void mbar_init(std::uint64_t* b, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(sa(b)), "r"(count));
-}
-__device__ __forceinline__ void mbar_expect_tx(std::uint64_t* b, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sa(b)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(std::uint64_t* b) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(sa(b)) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(std::uint64_t* b, unsigned parity) {
-  asm volatile(
-      "{\n.reg .pred p;\nWAIT_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@!p bra WAIT_%=;\n}\n" ::"r"(sa(b)),
-      "r"(parity)
-      : "memory");
-}
-__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, int x, int y, std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
-          sa(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(sa(bar))
-      : "memory");
-}
-// K-major operand with 128-byte swizzle: rows of 128 bytes (32 FP32), 8-row atoms 1024 bytes apart.
-__device__ __forceinline__ std::uint64_t desc_sw128(const void* p) {
-  const std::uint64_t addr = sa(p);
-  return ((addr & 0x3ffff) >> 4) | (std::uint64_t(1) << 16) | (std::uint64_t(1024 >> 4) << 32) | (std::uint64_t(1) << 62);
 }
 
 #define RLK_ACC8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
@@ -164,7 +134,7 @@ __global__ void __launch_bounds__(384, 1) wgmma_kernel(const __grid_constant__ M
       mbar_init(&full[s], 1);
       mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
     }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    mbar_init_fence();
   }
   __syncthreads();
   auto piece = [&](int s, int p) { return base + s * kStageBytes + p * kPieceBytes; };  // a_hi, a_lo, b_hi, b_lo

@@ -1,0 +1,57 @@
+// Hopper (sm_90a) PTX the hand-written wgmma kernels use: mbarriers, TMA tile loads and the shared
+// memory descriptor of a K-major operand with 128-byte swizzle. Shared by the fp32 wgmma forward
+// (adaln_mod_projection_sm90_tf32x3.cu) and the development checks (dev/tf32x3_gemm_check.cu).
+// Hand-written because these few instructions are all the kernels need of CuTe's TMA and wgmma
+// layers, whose atoms do not offer the fragment the forward cuts in registers (A from registers
+// after a swizzled ldmatrix).
+#pragma once
+
+#include <cstdint>
+
+#include <cuda.h>  // CUtensorMap
+
+namespace rlk::cuda::qwenimage::ptx {
+
+__device__ __forceinline__ std::uint32_t sa(const void* p) { return static_cast<std::uint32_t>(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ void mbar_init(std::uint64_t* b, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(sa(b)), "r"(count));
+}
+// Makes the initialised barriers visible to the async proxy (TMA) before their first use.
+__device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+__device__ __forceinline__ void mbar_expect_tx(std::uint64_t* b, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sa(b)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(std::uint64_t* b) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(sa(b)) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(std::uint64_t* b, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred p;\nWAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT_%=;\n}\n" ::"r"(sa(b)),
+      "r"(parity)
+      : "memory");
+}
+
+// A 2D box of `map` at element coordinates (x: innermost, y) into shared memory; completes on `bar`.
+__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, int x, int y, std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+          sa(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(sa(bar))
+      : "memory");
+}
+
+// K-major operand with 128-byte swizzle: rows of 128 bytes (32 FP32), 8-row atoms 1024 bytes apart;
+// `p` inside a 1024-byte aligned tile (the k8 step's offset added to the tile's base).
+__device__ __forceinline__ std::uint64_t desc_sw128(const void* p) {
+  const std::uint64_t addr = sa(p);
+  return ((addr & 0x3ffff) >> 4) | (std::uint64_t(1) << 16) | (std::uint64_t(1024 >> 4) << 32) | (std::uint64_t(1) << 62);
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+
+}  // namespace rlk::cuda::qwenimage::ptx

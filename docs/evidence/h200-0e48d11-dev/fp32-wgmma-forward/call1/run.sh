@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Device call 1: the kernel-path tests and the fp32 forward timings (wgmma against mma.sync).
+set -uo pipefail
+out=${OUT:-/tmp/out}
+mkdir -p $out
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+configured=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build-cuda/CMakeCache.txt)
+if [ "$configured" != "$PWD" ] && [ ! -e "$configured" ]; then mkdir -p "$(dirname "$configured")" && ln -s "$PWD" "$configured"; fi
+nvidia-smi > $out/gpu.txt 2>&1
+echo "== kernel paths"; SECONDS=0
+timeout 300 build-cuda/bin/test_kernel_paths --gtest_filter='*Fp32Wgmma*:*Refused*:*RightAfter*' > $out/kernel_paths.log 2>&1; echo "rc $? ${SECONDS}s"
+tail -25 $out/kernel_paths.log
+echo "== kernel_check"; SECONDS=0
+timeout 240 build-cuda/bin/rlk_kernel_check --fp32-only --compare-gemms > $out/kernel_check.log 2>&1; echo "rc $? ${SECONDS}s"
+grep -A40 "fp32 tiled GEMMs" $out/kernel_check.log | head -40
+grep -i "fail" $out/kernel_check.log | head
