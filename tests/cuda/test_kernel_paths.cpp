@@ -347,17 +347,20 @@ TEST_F(KernelPaths, Fp32CutlassGemmsGiveTheBytesOfTheLibrarysTiles) {
   expect_fp32_tilings_give_the_narrow_bytes({1, 9, 95, 96, 300, 511, 512, 2048}, others);
 }
 
-// From B = 26 the fp32 forward runs on wgmma where the sm_90a kernels run (the contract's chain on
-// m64n128k8 instructions, W's pieces cut in registers, s's from the workspace): forced, and the
-// automatic choice, against the 144 x 64 mma.sync tiles, at batch sizes below and past the switch,
-// on both sides of a 128-row tile's edge (a last tile of 1 row at 129, of 44 at 300) and at the
-// largest batch.
+// From B = 17 the fp32 forward runs on wgmma where the sm_90a kernels run (the contract's chain on
+// m64nNk8 instructions, W's pieces cut in registers, s's from the workspace), in tiles of 32, 64 and
+// 128 batch rows: each forced, and the automatic choice, against the 144 x 64 mma.sync tiles, at
+// batch sizes on both sides of each switch (17, 33, 65, 97, 193), on both sides of each tile's edge
+// (a last tile of 1 row at 33, 65 and 129, of 44 at 300) and at the largest batch.
 TEST_F(KernelPaths, Fp32WgmmaForwardGivesTheBytesOfTheMmaSyncTiles) {
   if (!wgmma_present()) GTEST_SKIP() << wgmma_absent_reason();
   const Fp32Tiles narrow = Fp32Tiles::narrow;
   const std::vector<std::pair<Fp32TileChoice, const char*>> others = {
-      {{Fp32Tiles::wgmma, narrow, narrow}, "wgmma forward"}, {{}, "automatic tiles"}};
-  expect_fp32_tilings_give_the_narrow_bytes({9, 17, 25, 26, 64, 65, 128, 129, 193, 300, 511, 512, 2048}, others);
+      {{Fp32Tiles::wgmma_narrow, narrow, narrow}, "wgmma 32-row forward"},
+      {{Fp32Tiles::wgmma_medium, narrow, narrow}, "wgmma 64-row forward"},
+      {{Fp32Tiles::wgmma_wide, narrow, narrow}, "wgmma 128-row forward"},
+      {{}, "automatic tiles"}};
+  expect_fp32_tilings_give_the_narrow_bytes({9, 16, 17, 32, 33, 64, 65, 96, 97, 128, 129, 192, 193, 300, 2048}, others);
 }
 
 // The fp32 grad_weight of the batch sizes past the streaming backward runs the row-block kernel
@@ -605,8 +608,9 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
       for (const Fp32TileChoice t : {Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::cutlass_narrow},
                                      Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::cutlass_wide},
                                      Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::row_block, Fp32Tiles::automatic},
-                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::wgmma, Fp32Tiles::automatic},
-                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::wgmma}}) {
+                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::wgmma_narrow, Fp32Tiles::automatic},
+                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::wgmma_medium, Fp32Tiles::automatic},
+                                     Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::wgmma_wide}}) {
         KernelChoice c;
         c.fp32 = t;
         EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);
@@ -618,7 +622,7 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
         c.fp32.forward = t;
         EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);
       }
-      for (const Fp32Tiles t : {Fp32Tiles::narrow, Fp32Tiles::wgmma}) {
+      for (const Fp32Tiles t : {Fp32Tiles::narrow, Fp32Tiles::wgmma_narrow}) {
         KernelChoice streaming_and_tiles;
         streaming_and_tiles.streaming = Streaming::on;
         streaming_and_tiles.fp32.forward = t;

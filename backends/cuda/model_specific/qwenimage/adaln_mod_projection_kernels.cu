@@ -14,8 +14,8 @@
 // the same chain of k16 tensor-core steps into one FP32 accumulator
 // (tests/cuda/test_kernel_paths.cpp checks it).
 // The fp32 forward runs on tensor cores, the 3xTF32 chains of adaln_mod_projection_fp32_tf32x3.cu
-// (one mma.sync kernel template in four tilings, and from B = 26 on sm_90a the wgmma kernel of
-// adaln_mod_projection_sm90_tf32x3.cu; chosen by B, the same bytes whichever runs). The fp32
+// (one mma.sync kernel template in four tilings, and from B = 17 on sm_90a the wgmma kernel of
+// adaln_mod_projection_sm90_tf32x3.cu in three tilings; chosen by B, the same bytes whichever runs). The fp32
 // backward has four implementations, the tiled CUDA-core GEMMs below (simt::), for B <= 16 the
 // streaming kernel of adaln_mod_projection_fp32_stream.cu, for grad_weight at 17 <= B <= 64 the
 // row-block kernel of adaln_mod_projection_fp32_gradw.cu, and for d_temb at larger B on sm_90
@@ -1007,45 +1007,67 @@ constexpr int kFp32StreamingBackwardUpToB = fp32_stream::kMaxB;
 
 // fp32 forward (tf32x3::): the 8- and 16-row batch tiles (SiLU in the kernel, W streamed once) up
 // to their height, the 144 x 64 tiles above, the 128 x 128 ones from kFp32ForwardWideFromB; where
-// the sm_90a kernels run, the wgmma kernel (sm90::fp32_forward_wgmma) from kFp32ForwardWgmmaFromB
-// (forward alone, 144 x 64 mma.sync / wgmma, ms: B = 24 0.171 / 0.183, 26 0.200 / 0.185, 64 0.240 /
-// 0.185, 256 0.922 / 0.280 (128 x 128 mma.sync 0.792), 2048 4.58 (128 x 128) / 1.69;
-// dev/kernel_check.cu, docs/notes/cuda-kernels.md). Speed only.
+// the sm_90a kernels run, the wgmma kernel (sm90::fp32_forward_wgmma) from kFp32ForwardWgmmaFromB:
+// 32 batch rows per tile, 64 from kFp32ForwardWgmmaMediumFromB, 32 again from
+// kFp32ForwardWgmmaNarrowAgainFromB to ...ToB (three 32-row tiles beat two 64-row ones there), 64
+// again above, 128 from kFp32ForwardWgmmaWideFromB. Forward alone, ms, 144 x 64 mma.sync / wgmma 32 /
+// 64 / 128 rows (dev/kernel_check.cu, docs/notes/cuda-kernels.md): B = 16 streaming 0.105 / 0.103 /
+// 0.137 / 0.193; 17 0.170 / 0.103 / 0.138 / 0.193; 32 0.205 / 0.104 / 0.135 / 0.185; 33 0.209 /
+// 0.140 / 0.139 / 0.186; 64 0.241 / 0.143 / 0.138 / 0.189; 65 0.469 / 0.182 / 0.197 / 0.188; 96
+// 0.466 / 0.183 / 0.194 / 0.191; 128 0.469 / 0.225 / 0.197 / 0.197; 192 0.701 / 0.309 / 0.259 /
+// 0.274; 208 0.932 / 0.345 / 0.309 / 0.276; 2048 4.59 (128 x 128) / 3.25 / 2.48 / 1.86. Speed only.
 constexpr int kFp32ForwardWideFromB = 193;
-constexpr int kFp32ForwardWgmmaFromB = 26;
+constexpr int kFp32ForwardWgmmaFromB = 17;
+constexpr int kFp32ForwardWgmmaMediumFromB = 33;
+constexpr int kFp32ForwardWgmmaNarrowAgainFromB = 65;
+constexpr int kFp32ForwardWgmmaNarrowAgainToB = 96;
+constexpr int kFp32ForwardWgmmaWideFromB = 193;
 static_assert(kFp32ForwardWgmmaFromB > 16, "automatic streaming (B <= 16) is resolved after the wgmma choice");
 
-// The fp32 forward a call runs: the wgmma kernel, or a tf32x3:: tiling.
+bool is_wgmma(Fp32Tiles t) {
+  return t == Fp32Tiles::wgmma_narrow || t == Fp32Tiles::wgmma_medium || t == Fp32Tiles::wgmma_wide;
+}
+
+// The fp32 forward a call runs: the wgmma kernel in one of its tiles, or a tf32x3:: tiling.
 struct Fp32ForwardPlan {
   bool wgmma = false;
+  sm90::Fp32WgmmaTile wgmma_tile = sm90::Fp32WgmmaTile::batch128;
   tf32x3::Tile tile = tf32x3::Tile::batch64;
 };
 
 // Resolves the fp32 forward: `streaming` on (or automatic, B <= 16, on a device with the shared
 // memory) the 8- or 16-row tiles, fp32.forward `narrow` / `wide` (or automatic) the 144 x 64 /
-// 128 x 128 mma.sync ones, `wgmma` (or automatic, B >= kFp32ForwardWgmmaFromB, where the sm_90a
-// kernels run) the wgmma kernel. Refuses, before anything runs, a choice the forward does not have
-// or a B it does not take (cudaErrorInvalidValue: the 144-row CUDA-core tiles, CUTLASS's or the
-// row-block ones; a forced streaming choice past B = 16 or together with a forced tiling), or one
-// this device cannot run (cudaErrorNotSupported: its shared memory; wgmma without the sm_90a
-// kernels).
+// 128 x 128 mma.sync ones, `wgmma_narrow` / `wgmma_medium` / `wgmma_wide` (or automatic, B >=
+// kFp32ForwardWgmmaFromB, where the sm_90a kernels run) the wgmma kernel with 32 / 64 / 128 batch
+// rows per tile. Refuses, before anything runs, a choice the forward does not have or a B it does
+// not take (cudaErrorInvalidValue: the 144-row CUDA-core tiles, CUTLASS's or the row-block ones; a
+// forced streaming choice past B = 16 or together with a forced tiling), or one this device cannot
+// run (cudaErrorNotSupported: its shared memory; wgmma without the sm_90a kernels).
 cudaError_t resolve_fp32_forward(const KernelChoice& c, int B, Fp32ForwardPlan* plan) {
   const Fp32Tiles f = c.fp32.forward;
-  if (f != Fp32Tiles::automatic && f != Fp32Tiles::narrow && f != Fp32Tiles::wide && f != Fp32Tiles::wgmma)
+  if (f != Fp32Tiles::automatic && f != Fp32Tiles::narrow && f != Fp32Tiles::wide && !is_wgmma(f))
     return cudaErrorInvalidValue;
   if (c.streaming == Streaming::on && (f != Fp32Tiles::automatic || B > tf32x3::batch_rows(tf32x3::Tile::batch16)))
     return cudaErrorInvalidValue;
-  if (f == Fp32Tiles::wgmma || (f == Fp32Tiles::automatic && B >= kFp32ForwardWgmmaFromB)) {
+  if (is_wgmma(f) || (f == Fp32Tiles::automatic && B >= kFp32ForwardWgmmaFromB)) {
     bool usable = false, fits = false;
     if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
     if (usable) {
       if (const cudaError_t err = sm90::fp32_forward_wgmma_fits(&fits); err != cudaSuccess) return err;
     }
     if (usable && fits) {
+      const bool narrow_again = B >= kFp32ForwardWgmmaNarrowAgainFromB && B <= kFp32ForwardWgmmaNarrowAgainToB;
+      const Fp32Tiles t = f != Fp32Tiles::automatic                              ? f
+                          : B >= kFp32ForwardWgmmaWideFromB                   ? Fp32Tiles::wgmma_wide
+                          : B >= kFp32ForwardWgmmaMediumFromB && !narrow_again ? Fp32Tiles::wgmma_medium
+                                                                              : Fp32Tiles::wgmma_narrow;
       plan->wgmma = true;
+      plan->wgmma_tile = t == Fp32Tiles::wgmma_narrow   ? sm90::Fp32WgmmaTile::batch32
+                         : t == Fp32Tiles::wgmma_medium ? sm90::Fp32WgmmaTile::batch64
+                                                        : sm90::Fp32WgmmaTile::batch128;
       return cudaSuccess;
     }
-    if (f == Fp32Tiles::wgmma) return cudaErrorNotSupported;
+    if (is_wgmma(f)) return cudaErrorNotSupported;
   }
   plan->wgmma = false;
   tf32x3::Tile* tile = &plan->tile;
@@ -1113,8 +1135,8 @@ sm90::Fp32Tile cutlass_tile(Fp32Tiles t) {
 cudaError_t resolve_fp32_tiles(Fp32TileChoice* t, int B) {
   bool usable = false;
   if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
-  if (is_cutlass(t->grad_weight) || t->grad_temb == Fp32Tiles::row_block || t->grad_temb == Fp32Tiles::wgmma ||
-      t->grad_weight == Fp32Tiles::wgmma)
+  if (is_cutlass(t->grad_weight) || t->grad_temb == Fp32Tiles::row_block || is_wgmma(t->grad_temb) ||
+      is_wgmma(t->grad_weight))
     return cudaErrorInvalidValue;
   bool row_block_fits = false;
   if (t->grad_weight == Fp32Tiles::row_block || t->grad_weight == Fp32Tiles::automatic) {
@@ -1165,7 +1187,7 @@ cudaError_t forward_fp32(int B, const ForwardTensors& t, void* ws, const Fp32For
     float* s_hi = static_cast<float*>(ws);
     float* s_lo = reinterpret_cast<float*>(static_cast<unsigned char*>(ws) + silu_bytes(prob));
     if (const cudaError_t err = launch_silu_pieces(t.temb, s_hi, s_lo, B, stream); err != cudaSuccess) return err;
-    return sm90::fp32_forward_wgmma(B, s_hi, s_lo, static_cast<const float*>(t.weight),
+    return sm90::fp32_forward_wgmma(plan.wgmma_tile, B, s_hi, s_lo, static_cast<const float*>(t.weight),
                                     static_cast<const float*>(t.bias), static_cast<float*>(t.out), stream);
   }
   const tf32x3::Tile tile = plan.tile;

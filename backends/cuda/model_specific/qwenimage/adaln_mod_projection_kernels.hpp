@@ -78,9 +78,9 @@ enum class GemmFamily {
 enum class Streaming { automatic, off, on };
 // fp32, per GEMM where the tiled kernels run (B past the streaming kernels, or streaming off).
 // The forward (tensor cores, tf32x3::): `narrow` 144 rows of W x 64 batch rows per CTA, `wide`
-// 128 x 128, `wgmma` 128 x 128 on wgmma (sm90::fp32_forward_wgmma; forward only: refused for
-// d_temb and grad_weight with cudaErrorInvalidValue, and with cudaErrorNotSupported where the
-// sm_90a kernels cannot run); every other value is refused for it with cudaErrorInvalidValue, and
+// 128 x 128, `wgmma_narrow` / `wgmma_medium` / `wgmma_wide` 128 rows of W x 32 / 64 / 128 batch
+// rows on wgmma (sm90::fp32_forward_wgmma; forward only: refused for d_temb and grad_weight with
+// cudaErrorInvalidValue, and with cudaErrorNotSupported where the sm_90a kernels cannot run); every other value is refused for it with cudaErrorInvalidValue, and
 // a tiling this device lacks the shared memory for with cudaErrorNotSupported. d_temb and grad_weight (CUDA
 // cores): `narrow` 64 x 64 output tiles (4 x 4 per thread), `wide` 64 x 128 (4 x 8 per thread, 128
 // batch columns for grad_temb, 128 K columns for grad_weight), `cutlass_narrow` / `cutlass_wide`
@@ -91,7 +91,7 @@ enum class Streaming { automatic, off, on };
 // fp32_gradw::kMaxB: elsewhere, or on another GEMM, it is refused with cudaErrorInvalidValue, and
 // on a device without its shared memory with cudaErrorNotSupported).
 // Same bytes whichever runs; bf16 calls ignore these fields.
-enum class Fp32Tiles { automatic, narrow, wide, cutlass_narrow, cutlass_wide, row_block, wgmma };
+enum class Fp32Tiles { automatic, narrow, wide, cutlass_narrow, cutlass_wide, row_block, wgmma_narrow, wgmma_medium, wgmma_wide };
 struct Fp32TileChoice {
   Fp32Tiles forward = Fp32Tiles::automatic;
   Fp32Tiles grad_temb = Fp32Tiles::automatic;

@@ -56,14 +56,16 @@ cudaError_t fp32_dtemb_gemm(Fp32Tile tile, int B, const float* weight, const flo
 // fp32 forward on wgmma for the larger batches (adaln_mod_projection_sm90_tf32x3.cu): y[b, n] for
 // b < B, the 3xTF32 chain of adaln_mod_projection_fp32_tf32x3.hpp (the same bytes as its tilings),
 // from s's truncated pieces s_hi, s_lo ([B, 3072] each, device::tf32_cut of s = SiLU(temb) in FP32)
-// and W in FP32. 128 x 128 output tiles. cudaErrorNotSupported in a build without sm_90a or where
-// the driver has no tensor-map encoder; cudaErrorInvalidValue where B < 1 or a tensor map cannot be
-// encoded (a pointer not 16-byte aligned).
-cudaError_t fp32_forward_wgmma(int B, const float* s_hi, const float* s_lo, const float* weight, const float* bias,
-                               float* out, cudaStream_t stream);
+// and W in FP32. Output tiles of 128 rows of W by 32, 64 or 128 batch rows (the same bytes).
+// cudaErrorNotSupported in a build without sm_90a or where the driver has no tensor-map encoder;
+// cudaErrorInvalidValue where B < 1 or a tensor map cannot be encoded (a pointer not 16-byte
+// aligned).
+enum class Fp32WgmmaTile { batch32, batch64, batch128 };
+cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, const float* s_lo, const float* weight,
+                               const float* bias, float* out, cudaStream_t stream);
 
-// Whether the current device has the shared memory fp32_forward_wgmma needs (false in a build
-// without sm_90a).
+// Whether the current device has the shared memory fp32_forward_wgmma needs, every tile (false in a
+// build without sm_90a).
 cudaError_t fp32_forward_wgmma_fits(bool* fits);
 
 }  // namespace rlk::cuda::qwenimage::sm90

@@ -321,8 +321,8 @@ struct Timing {
   double stream_fwd[2] = {}, stream_fwdbwd[2] = {}, stream_bwd[2] = {};
   // fp32 tiled GEMMs, narrow / wide: forward alone (the tensor-core 144 x 64 / 128 x 128 tiles);
   // backward with grad_temb varied (grad_weight narrow); backward with grad_weight varied (grad_temb
-  // narrow). f32_fwd_wgmma: the forward alone on the wgmma kernel.
-  double f32_fwd[2] = {}, f32_bwd_dt[2] = {}, f32_bwd_gw[2] = {}, f32_fwd_wgmma = 0;
+  // narrow). f32_fwd_wgmma: the forward alone on the wgmma kernel, 32 / 64 / 128 batch rows per tile.
+  double f32_fwd[2] = {}, f32_bwd_dt[2] = {}, f32_bwd_gw[2] = {}, f32_fwd_wgmma[3] = {};
 };
 
 constexpr Fp32Tiles kFp32Tiles[2] = {Fp32Tiles::narrow, Fp32Tiles::wide};
@@ -396,7 +396,7 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
       }
       return median(ms);
     };
-    for (int B : {1, 3, 8, 16, 17, 20, 24, 26, 28, 30, 32, 33, 40, 48, 56, 64, 65, 72, 80, 88, 96, 128, 144, 160, 176, 192, 208, 256, 384, 512,
+    for (int B : {1, 3, 8, 16, 17, 20, 24, 32, 33, 40, 48, 56, 64, 65, 72, 80, 88, 96, 128, 144, 160, 176, 192, 208, 256, 384, 512,
                   1024, 2048}) {
       if (g_timing_only && B > 64) break;  // the batch sizes where the small-B kernels matter
       Timing t{B, 0, 0, 0, 0};
@@ -434,8 +434,16 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
           g_choice.fp32 = Fp32TileChoice{narrow, narrow, kFp32Tiles[f]};
           t.f32_bwd_gw[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
         }
-        g_choice.fp32 = Fp32TileChoice{Fp32Tiles::wgmma, narrow, narrow};
-        t.f32_fwd_wgmma = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
+        g_choice = saved;
+      }
+      if (f32 && g_compare) {  // the wgmma forward at every B (the automatic choice takes it from B = 17)
+        const KernelChoice saved = g_choice;
+        const Fp32Tiles tile[3] = {Fp32Tiles::wgmma_narrow, Fp32Tiles::wgmma_medium, Fp32Tiles::wgmma_wide};
+        for (int f = 0; f < 3; ++f) {
+          g_choice.streaming = Streaming::off;
+          g_choice.fp32 = Fp32TileChoice{tile[f], Fp32Tiles::narrow, Fp32Tiles::narrow};
+          t.f32_fwd_wgmma[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
+        }
         g_choice = saved;
       }
       if (!f32 && g_compare) {
@@ -982,12 +990,13 @@ int main(int argc, char** argv) {
         }
   }
   if (g_compare) {
-    std::printf("\nfp32 tiled GEMMs (ms, median of 25): fwd with 144 x 64 / 128 x 128 TF32 mma.sync tiles / the wgmma "
-                "kernel; bwd with d_temb narrow / wide (grad_w narrow); bwd with grad_w narrow / wide (d_temb narrow)\n");
+    std::printf("\nfp32 tiled GEMMs (ms, median of 25): fwd with 144 x 64 / 128 x 128 TF32 mma.sync tiles, then the wgmma "
+                "kernel's 128 x 32 / 128 x 64 / 128 x 128 tiles; bwd with d_temb narrow / wide (grad_w narrow); bwd with "
+                "grad_w narrow / wide (d_temb narrow). At B <= 16 only the wgmma forward (the streaming kernels: above)\n");
     for (const auto& t : t32)
-      if (t.B > 16)
-        std::printf("B %5d | fwd %8.4f %8.4f %8.4f | bwd dt %8.4f %8.4f | bwd gw %8.4f %8.4f\n", t.B, t.f32_fwd[0],
-                    t.f32_fwd[1], t.f32_fwd_wgmma, t.f32_bwd_dt[0], t.f32_bwd_dt[1], t.f32_bwd_gw[0], t.f32_bwd_gw[1]);
+      std::printf("B %5d | fwd %8.4f %8.4f | wgmma %8.4f %8.4f %8.4f | bwd dt %8.4f %8.4f | bwd gw %8.4f %8.4f\n", t.B,
+                  t.f32_fwd[0], t.f32_fwd[1], t.f32_fwd_wgmma[0], t.f32_fwd_wgmma[1], t.f32_fwd_wgmma[2],
+                  t.f32_bwd_dt[0], t.f32_bwd_dt[1], t.f32_bwd_gw[0], t.f32_bwd_gw[1]);
   }
   std::printf("\nfailures: %d\n", g_failures);
   return g_failures == 0 ? 0 : 1;
