@@ -19,10 +19,15 @@ parts=("$@")
 [ ${#parts[@]} -eq 0 ] && parts=(tests bench conform)
 wants() { local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
-# The build tree records absolute paths of the machine it was configured on.
+# The build tree records absolute paths of the machine it was configured on: the source tree, and
+# the build directory itself (CTest's files name it), which may have been copied to build-cuda/.
 configured=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build-cuda/CMakeCache.txt)
 if [ "$configured" != "$PWD" ] && [ ! -e "$configured" ]; then
   mkdir -p "$(dirname "$configured")" && ln -s "$PWD" "$configured"
+fi
+built=$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' build-cuda/CMakeCache.txt)
+if [ -n "$built" ] && [ ! -e "$built" ]; then
+  mkdir -p "$(dirname "$built")" && ln -s "$PWD/build-cuda" "$built"
 fi
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 rlk=build-cuda/bin/rlk
