@@ -34,6 +34,26 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* b, unsigned parity) {
       : "memory");
 }
 
+// A ring of `stages` shared-memory stages, each with a `full` barrier (one producer arrival plus the
+// TMA bytes) and an `empty` one (`consumers` arrivals, one per consumer warpgroup). Called by one
+// thread before the block's first __syncthreads.
+__device__ __forceinline__ void stages_init(std::uint64_t* full, std::uint64_t* empty, int stages, unsigned consumers) {
+  for (int s = 0; s < stages; ++s) {
+    mbar_init(&full[s], 1);
+    mbar_init(&empty[s], consumers);
+  }
+  mbar_init_fence();
+}
+// The producer's turn at fill number c: waits until the consumers freed the stage's previous fill,
+// announces `bytes` of TMA loads on its full barrier, and returns the stage.
+__device__ __forceinline__ int stage_acquire(std::uint64_t* full, std::uint64_t* empty, int c, int stages,
+                                             unsigned bytes) {
+  const int s = c % stages;
+  if (c >= stages) mbar_wait(&empty[s], ((c / stages) - 1) & 1);
+  mbar_expect_tx(&full[s], bytes);
+  return s;
+}
+
 // A 2D box of `map` at element coordinates (x: innermost, y) into shared memory; completes on `bar`.
 __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, int x, int y, std::uint64_t* bar) {
   asm volatile(

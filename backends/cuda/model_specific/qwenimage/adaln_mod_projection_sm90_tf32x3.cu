@@ -110,13 +110,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int wg = t / 128;
   const int b0 = blockIdx.x * kRowsS;  // consecutive CTAs share W's tile (read from L2 after the first)
   const int n0 = blockIdx.y * kRowsW;
-  if (t == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
-    }
-    mbar_init_fence();
-  }
+  if (t == 0) stages_init(full, empty, kStages, 2);  // two consumer warpgroups
   __syncthreads();
   await_prior_grids();
   auto tile = [&](int s, int p) {  // W, s_hi, s_lo
@@ -127,9 +121,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     if (t == 256) {
       for (int c = 0; c < kChunks; ++c) {
-        const int s = c % kStages;
-        if (c >= kStages) mbar_wait(&empty[s], ((c / kStages) - 1) & 1);
-        mbar_expect_tx(&full[s], kStageBytes);
+        const int s = stage_acquire(full, empty, c, kStages, kStageBytes);
         tma_load(tile(s, 0), &maps.w, c * kChunk, n0, &full[s]);
         tma_load(tile(s, 1), &maps.s_hi, c * kChunk, b0, &full[s]);
         tma_load(tile(s, 2), &maps.s_lo, c * kChunk, b0, &full[s]);

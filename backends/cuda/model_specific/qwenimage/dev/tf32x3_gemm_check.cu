@@ -129,13 +129,7 @@ __global__ void __launch_bounds__(384, 1) wgmma_kernel(const __grid_constant__ M
   const int m0 = blockIdx.x * BM;  // consecutive CTAs share a tile of the second operand (kept in L2)
   const int n0 = blockIdx.y * BN;
   const int stages_k = sh.k / BK;
-  if (t == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full[s], 1);
-      mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
-    }
-    mbar_init_fence();
-  }
+  if (t == 0) stages_init(full, empty, kStages, 2);  // two consumer warpgroups
   __syncthreads();
   auto piece = [&](int s, int p) { return base + s * kStageBytes + p * kPieceBytes; };  // a_hi, a_lo, b_hi, b_lo
 
@@ -143,9 +137,7 @@ __global__ void __launch_bounds__(384, 1) wgmma_kernel(const __grid_constant__ M
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     if (t == 256) {
       for (int c = 0; c < stages_k; ++c) {
-        const int s = c % kStages;
-        if (c >= kStages) mbar_wait(&empty[s], ((c / kStages) - 1) & 1);
-        mbar_expect_tx(&full[s], kStageBytes);
+        const int s = stage_acquire(full, empty, c, kStages, kStageBytes);
         tma_load(piece(s, 0), &maps.a_hi, c * BK, m0, &full[s]);
         tma_load(piece(s, 1), &maps.a_lo, c * BK, m0, &full[s]);
         tma_load(piece(s, 2), &maps.b_hi, c * BK, n0, &full[s]);
