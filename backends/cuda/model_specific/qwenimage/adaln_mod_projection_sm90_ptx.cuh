@@ -1,5 +1,6 @@
 // Hopper (sm_90a) PTX the hand-written wgmma kernels use: mbarriers, TMA tile loads and the shared
-// memory descriptor of a K-major operand with 128-byte swizzle. Shared by the fp32 wgmma forward
+// memory descriptor of a K-major operand with 128-byte swizzle, and on the host the tensor maps
+// those loads read. Shared by the fp32 wgmma forward
 // (adaln_mod_projection_sm90_tf32x3.cu) and the development checks (dev/tf32x3_gemm_check.cu).
 // Hand-written because these few instructions are all the kernels need of CuTe's TMA and wgmma
 // layers, whose atoms do not offer the fragment the forward cuts in registers (A from registers
@@ -8,9 +9,41 @@
 
 #include <cstdint>
 
-#include <cuda.h>  // CUtensorMap
+#include <cuda.h>  // CUtensorMap and its enums (the encoder comes from the driver at run time)
+#include <cuda_runtime.h>
 
 namespace rlk::cuda::qwenimage::ptx {
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// The driver's cuTensorMapEncodeTiled, looked up once through the runtime (no libcuda link); null
+// where the driver does not have it.
+inline EncodeTiled tensor_map_encoder() {
+  static const EncodeTiled fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return EncodeTiled{nullptr};
+    return reinterpret_cast<EncodeTiled>(p);
+  }();
+  return fn;
+}
+
+// A [rows, cols] FP32 row-major tensor read in box_rows x 32 boxes (128-byte rows) with 128-byte
+// swizzle, as desc_sw128 describes them in shared memory; rows past `rows` read as zeros. The
+// driver's result (CUDA_SUCCESS, or why the map cannot be encoded: a pointer not 16-byte aligned).
+inline CUresult encode_sw128(EncodeTiled fn, CUtensorMap* map, const float* p, int rows, int cols, int box_rows) {
+  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(cols) * 4};
+  const cuuint32_t box[2] = {32, cuuint32_t(box_rows)};
+  const cuuint32_t elem[2] = {1, 1};
+  return fn(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(p), dims, strides, box, elem,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
 
 __device__ __forceinline__ std::uint32_t sa(const void* p) { return static_cast<std::uint32_t>(__cvta_generic_to_shared(p)); }
 

@@ -181,43 +181,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-// The driver's tensor-map encoder, looked up once (the runtime hands it out; no libcuda link).
-EncodeTiled encoder() {
-  static const EncodeTiled fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      return EncodeTiled{nullptr};
-    return reinterpret_cast<EncodeTiled>(p);
-  }();
-  return fn;
-}
-
-// A [rows, 3072] FP32 row-major tensor read in box_rows x 32 boxes with 128-byte swizzle; rows
-// past `rows` read as zeros.
-bool encode(EncodeTiled fn, CUtensorMap* map, const float* p, int rows, int box_rows) {
-  const cuuint64_t dims[2] = {cuuint64_t(kK), cuuint64_t(rows)};
-  const cuuint64_t strides[1] = {cuuint64_t(kK) * 4};
-  const cuuint32_t box[2] = {kChunk, cuuint32_t(box_rows)};
-  const cuuint32_t elem[2] = {1, 1};
-  return fn(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(p), dims, strides, box, elem,
-            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
 template <int kRowsS>
 cudaError_t launch_forward(int B, const float* s_hi, const float* s_lo, const float* weight, const float* bias,
                            float* out, cudaStream_t stream) {
-  const EncodeTiled fn = encoder();
+  const EncodeTiled fn = tensor_map_encoder();
   if (fn == nullptr) return cudaErrorNotSupported;
   Maps maps{};
-  if (!encode(fn, &maps.w, weight, kN, kRowsW) || !encode(fn, &maps.s_hi, s_hi, B, kRowsS) ||
-      !encode(fn, &maps.s_lo, s_lo, B, kRowsS))
+  if (encode_sw128(fn, &maps.w, weight, kN, kK, kRowsW) != CUDA_SUCCESS ||
+      encode_sw128(fn, &maps.s_hi, s_hi, B, kK, kRowsS) != CUDA_SUCCESS ||
+      encode_sw128(fn, &maps.s_lo, s_lo, B, kK, kRowsS) != CUDA_SUCCESS)
     return cudaErrorInvalidValue;
   constexpr int smem = Shape<kRowsS>::kSmemBytes;
   if (const cudaError_t err = launch::allow_smem<forward_kernel<kRowsS>>(smem); err != cudaSuccess) return err;

@@ -54,7 +54,6 @@
 #include <vector>
 
 #include <cublas_v2.h>
-#include <cuda.h>  // CUtensorMap and its enums (the encoder comes from the driver at run time)
 #include <cuda_runtime.h>
 
 #include "adaln_mod_projection_device.cuh"
@@ -254,19 +253,9 @@ __global__ void to_fp64(const float* x, double* y, std::size_t n) {
     y[i] = x[i];
 }
 
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
-                                 const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
 CUtensorMap make_map(EncodeTiled encode, const float* p, int rows, int k) {
   CUtensorMap map;
-  const cuuint64_t dims[2] = {cuuint64_t(k), cuuint64_t(rows)};
-  const cuuint64_t strides[1] = {cuuint64_t(k) * 4};
-  const cuuint32_t box[2] = {BK, BM};
-  const cuuint32_t elem[2] = {1, 1};
-  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(p), dims, strides, box, elem,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r = encode_sw128(encode, &map, p, rows, k, BM);  // BK = 32 columns per box
   if (r != CUDA_SUCCESS) {
     std::printf("cuTensorMapEncodeTiled failed: %d\n", int(r));
     std::exit(1);
@@ -314,14 +303,11 @@ int main() {
     std::printf("cublasCreate failed\n");
     return 1;
   }
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult q{};
-  CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
-  if (!fn || q != cudaDriverEntryPointSuccess) {
+  const EncodeTiled encode = tensor_map_encoder();
+  if (encode == nullptr) {
     std::printf("cuTensorMapEncodeTiled not found\n");
     return 1;
   }
-  const EncodeTiled encode = reinterpret_cast<EncodeTiled>(fn);
   std::mt19937 gen(2026);
   auto silu = [](float v) { return v / (1.0f + std::exp(-v)); };
   int failures = 0;
