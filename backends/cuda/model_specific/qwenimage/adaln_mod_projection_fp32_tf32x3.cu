@@ -234,6 +234,171 @@ std::size_t smem_bytes(Tile t) {
   return 0;
 }
 
+// The proposed tensor-core backward's GEMMs on mma.sync (devices without the sm_90a kernels):
+// C[m, n] = the same chain as sm90::fp32_dtemb_wgmma / fp32_grad_weight_wgmma, per element
+// (A_hi B_lo, A_lo B_hi, A_hi B_hi per k8 step, one instruction each, a fresh accumulator per chunk of
+// 32, one FP32 add per chunk), with A(m, k) = a[m a_sm + k a_sk] and B(n, k) = b[n b_sn + k b_sk] read
+// as FP32 and cut in registers (the pieces the wgmma kernels read from the workspace: the same
+// elementwise cut). Elements at n >= n_valid or k >= k_valid are zeros. A CTA of 2 x 2 warps owns
+// 64 x 64 outputs, each warp 32 x 32 (2 m16 x 4 n8 tiles); one chunk of both operands per stage,
+// staged with plain loads along whichever index is contiguous (kept simple: these devices are not
+// the ones the performance targets are for).
+struct Operand {
+  const float* p;
+  std::int64_t s_row, s_k;  // strides of the row (m or n) and of k, in elements
+};
+struct ChainStore {
+  float* out;
+  std::int64_t ld, slice_stride;  // out[z slice_stride + n ld + m] (transposed) or out[m ld + n]
+  int n_valid;
+  bool transposed;
+};
+constexpr int kChainTile = 64, kChainPitch = kChunk + 4, kChainThreads = 128;
+
+__device__ __forceinline__ void stage_chunk(float* dst, const Operand& op, int row0, int rows_valid, int k,
+                                            int k_valid, int tid) {
+  const bool k_contiguous = op.s_k == 1;
+  for (int idx = tid; idx < kChainTile * kChunk; idx += kChainThreads) {
+    const int r = k_contiguous ? idx / kChunk : idx % kChainTile;
+    const int c = k_contiguous ? idx % kChunk : idx / kChainTile;
+    const int row = row0 + r, kk = k + c;
+    dst[r * kChainPitch + c] = row < rows_valid && kk < k_valid ? op.p[row * op.s_row + kk * op.s_k] : 0.0f;
+  }
+}
+
+__global__ void __launch_bounds__(kChainThreads) chain_kernel(const Operand a, const Operand b, const ChainStore st,
+                                                              int m_valid, int k_valid, int chunks) {
+  __shared__ float sa[kChainTile * kChainPitch], sb[kChainTile * kChainPitch];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int wm = (warp & 1) * 32, wn = (warp >> 1) * 32;
+  const int n0 = blockIdx.x * kChainTile, m0 = blockIdx.y * kChainTile;
+  const int k0 = blockIdx.z * chunks * kChunk;
+  float sum[2][4][4], acc[2][4][4];
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) sum[i][j][q] = 0.0f;
+  await_prior_grids();
+  for (int c = 0; c < chunks; ++c) {
+    const int k = k0 + c * kChunk;
+    __syncthreads();
+    stage_chunk(sa, a, m0, m_valid, k, k_valid, tid);
+    stage_chunk(sb, b, n0, st.n_valid, k, k_valid, tid);
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+#pragma unroll
+    for (int k8 = 0; k8 < kChunk; k8 += 8) {
+      std::uint32_t ap[2][2][4], bp[4][2][2];  // [tile][hi, lo][register]
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int row = wm + 16 * i + g + 8 * (q & 1), kk = k8 + t + 4 * (q >> 1);
+          tf32_cut(sa[row * kChainPitch + kk], ap[i][0][q], ap[i][1][q]);
+        }
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int q = 0; q < 2; ++q) tf32_cut(sb[(wn + 8 * j + g) * kChainPitch + k8 + t + 4 * q], bp[j][0][q], bp[j][1][q]);
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          mma_tf32(acc[i][j], ap[i][0], bp[j][1][0], bp[j][1][1]);
+          mma_tf32(acc[i][j], ap[i][1], bp[j][0][0], bp[j][0][1]);
+          mma_tf32(acc[i][j], ap[i][0], bp[j][0][0], bp[j][0][1]);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) sum[i][j][q] = sum[i][j][q] + acc[i][j][q];
+  }
+  release_dependent_grids();
+  // D fragment: element q is (row g + 8 (q / 2), column 2t + q % 2) of the 16 x 8 tile.
+  float* out = st.out + blockIdx.z * st.slice_stride;
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; q += 2) {
+        const int m = m0 + wm + 16 * i + g + 8 * (q >> 1), n = n0 + wn + 8 * j + 2 * t;
+        if (!st.transposed) {  // the two adjacent columns at once
+          *reinterpret_cast<float2*>(out + m * st.ld + n) = make_float2(sum[i][j][q], sum[i][j][q + 1]);
+        } else {
+          if (n < st.n_valid) out[n * st.ld + m] = sum[i][j][q];
+          if (n + 1 < st.n_valid) out[(n + 1) * st.ld + m] = sum[i][j][q + 1];
+        }
+      }
+}
+
+cudaError_t launch_chain(const Operand& a, const Operand& b, const ChainStore& st, int m_extent, int n_extent,
+                         int k_valid, int chunks, int slices, cudaStream_t stream) {
+  const dim3 grid((n_extent + kChainTile - 1) / kChainTile, m_extent / kChainTile, slices);
+  return launch::kernel<chain_kernel>(grid, kChainThreads, 0, stream, a, b, st, m_extent, k_valid, chunks);
+}
+
+// grad_weight for B <= kGradWOneChunkMaxB (one chunk of the batch) on mma.sync: per element the chain
+// of the kernels above with its one chunk, sum = +0 + acc. k8 steps whose 8 batch rows all lie past B
+// are skipped: they would add only exact zeros to acc (tests/cuda/test_kernel_paths.cpp compares the
+// bytes with the wgmma kernel, which runs them). Written for the write-bound small batches, where the
+// wgmma kernel's one CTA per SM leaves its fixed costs unhidden: a warp owns 16 rows of grad_weight
+// by 256 columns, keeps its rows' pieces of dy in registers, and reads s from L2 (B x 3072 floats),
+// storing each n8 tile as it is done; small CTAs (4 warps), many per SM.
+constexpr int kOneChunkCols = 256, kOneChunkWarps = 4;
+__global__ void __launch_bounds__(32 * kOneChunkWarps) grad_weight_one_chunk_kernel(const float* __restrict__ dy,
+                                                                                    const float* __restrict__ s,
+                                                                                    float* __restrict__ gw, int B) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  const int n0 = (blockIdx.y * kOneChunkWarps + warp) * 16;
+  const int k0 = blockIdx.x * kOneChunkCols;
+  const int steps = (B + 7) / 8;
+  await_prior_grids();
+  std::uint32_t ap[kChunk / 8][2][4];  // [step][hi, lo]: A(n, b) = dy[b, n]
+#pragma unroll
+  for (int j = 0; j < kChunk / 8; ++j)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int b = 8 * j + t + 4 * (q >> 1), n = n0 + g + 8 * (q & 1);
+      tf32_cut(j < steps && b < B ? dy[static_cast<std::int64_t>(b) * kN + n] : 0.0f, ap[j][0][q], ap[j][1][q]);
+    }
+  for (int jt = 0; jt < kOneChunkCols / 8; ++jt) {
+    const int k = k0 + 8 * jt;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int j = 0; j < kChunk / 8; ++j) {
+      if (j >= steps) break;
+      std::uint32_t bp[2][2];  // [hi, lo][register]: B(b, k) = s[b, k]
+#pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const int b = 8 * j + t + 4 * q;
+        tf32_cut(b < B ? s[b * kK + k + g] : 0.0f, bp[0][q], bp[1][q]);
+      }
+      mma_tf32(acc, ap[j][0], bp[1][0], bp[1][1]);
+      mma_tf32(acc, ap[j][1], bp[0][0], bp[0][1]);
+      mma_tf32(acc, ap[j][0], bp[0][0], bp[0][1]);
+    }
+    // D fragment: (row g, columns 2t, 2t + 1), then row g + 8; the fold of the one chunk into +0.
+    *reinterpret_cast<float2*>(gw + static_cast<std::int64_t>(n0 + g) * kK + k + 2 * t) =
+        make_float2(__fadd_rn(0.0f, acc[0]), __fadd_rn(0.0f, acc[1]));
+    *reinterpret_cast<float2*>(gw + static_cast<std::int64_t>(n0 + g + 8) * kK + k + 2 * t) =
+        make_float2(__fadd_rn(0.0f, acc[2]), __fadd_rn(0.0f, acc[3]));
+  }
+  release_dependent_grids();
+}
+
 }  // namespace
 
 cudaError_t fits_current_device(Tile t, bool* fits) { return launch::fits(smem_bytes(t), fits); }
@@ -248,6 +413,29 @@ cudaError_t forward(Tile t, int B, const float* x, const float* weight, const fl
     case Tile::batch128: return launch<Batch128>(B, x, weight, bias, out, stream);
   }
   return cudaErrorInvalidValue;
+}
+
+cudaError_t dtemb_partials(int B, const float* weight, const float* grad_out, float* partial, cudaStream_t stream) {
+  if (B < 1) return cudaErrorInvalidValue;
+  const Operand a{weight, 1, kK};       // A(k, n) = W[n, k]
+  const Operand b{grad_out, kN, 1};     // B(b, n) = dy[b, n]
+  const ChainStore st{partial, kK, std::int64_t(B) * kK, B, true};
+  return launch_chain(a, b, st, kK, B, kN, kN / kSplitN / kChunk, kSplitN, stream);
+}
+
+cudaError_t grad_weight(int B, const float* grad_out, const float* s, float* grad_weight, cudaStream_t stream) {
+  if (B < 1) return cudaErrorInvalidValue;
+  const Operand a{grad_out, 1, kN};  // A(n, b) = dy[b, n]
+  const Operand b{s, 1, kK};         // B(k, b) = s[b, k]
+  const ChainStore st{grad_weight, kK, 0, kK, false};
+  return launch_chain(a, b, st, kN, kK, B, (B + kChunk - 1) / kChunk, 1, stream);
+}
+
+cudaError_t grad_weight_one_chunk(int B, const float* grad_out, const float* s, float* grad_weight,
+                                  cudaStream_t stream) {
+  if (B < 1 || B > kGradWOneChunkMaxB) return cudaErrorInvalidValue;
+  const dim3 grid(kK / kOneChunkCols, kN / (16 * kOneChunkWarps));
+  return launch::kernel<grad_weight_one_chunk_kernel>(grid, 32 * kOneChunkWarps, 0, stream, grad_out, s, grad_weight, B);
 }
 
 }  // namespace rlk::cuda::qwenimage::tf32x3

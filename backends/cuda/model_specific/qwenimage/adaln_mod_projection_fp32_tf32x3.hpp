@@ -34,4 +34,18 @@ cudaError_t fits_current_device(Tile t, bool* fits);
 cudaError_t forward(Tile t, int B, const float* x, const float* weight, const float* bias, float* out,
                     cudaStream_t stream);
 
+// The proposed tensor-core backward's two GEMMs on mma.sync, for devices without the sm_90a kernels:
+// the chains of sm90::fp32_dtemb_wgmma and sm90::fp32_grad_weight_wgmma (adaln_mod_projection_sm90.hpp),
+// element for element, from the FP32 operands (cut in the kernel). dtemb_partials writes
+// partial[z, b, k] for the kSplitN slices z; grad_weight reads s = SiLU(temb) in FP32 ([B, 3072]).
+// B >= 1.
+cudaError_t dtemb_partials(int B, const float* weight, const float* grad_out, float* partial, cudaStream_t stream);
+cudaError_t grad_weight(int B, const float* grad_out, const float* s, float* grad_weight, cudaStream_t stream);
+
+// grad_weight alone for B <= kGradWOneChunkMaxB (the batch in one chunk): the same chains as
+// grad_weight above and sm90::fp32_grad_weight_wgmma, on a kernel for the write-bound small batches.
+constexpr int kGradWOneChunkMaxB = 32;
+cudaError_t grad_weight_one_chunk(int B, const float* grad_out, const float* s, float* grad_weight,
+                                  cudaStream_t stream);
+
 }  // namespace rlk::cuda::qwenimage::tf32x3

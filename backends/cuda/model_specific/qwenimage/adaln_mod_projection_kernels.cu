@@ -84,12 +84,12 @@ __global__ void __launch_bounds__(kSiluThreads) silu_kernel(const T* __restrict_
   *reinterpret_cast<Vec*>(s + i) = y;
 }
 
-// fp32 s = SiLU(temb) as the contract's two truncated TF32 pieces (tf32_cut), for the wgmma forward
-// (sm90::fp32_forward_wgmma), which reads them with TMA: the same s, cut as the mma.sync tilings cut
-// it in shared memory.
-__global__ void __launch_bounds__(kSiluThreads) silu_pieces_kernel(const float* __restrict__ temb,
-                                                                    float* __restrict__ s_hi,
-                                                                    float* __restrict__ s_lo, std::int64_t count) {
+// The contract's two truncated TF32 pieces (tf32_cut) of fp32 s = SiLU(temb) (kSilu) or of x itself
+// (grad_out, for the tensor-core backward's d_temb), for the wgmma kernels (sm90::fp32_*_wgmma),
+// which read them with TMA: the same values the mma.sync tilings cut in shared memory.
+template <bool kSilu>
+__global__ void __launch_bounds__(kSiluThreads) pieces_kernel(const float* __restrict__ x, float* __restrict__ hi,
+                                                               float* __restrict__ lo, std::int64_t count) {
   await_prior_grids();
   const std::int64_t i =
       (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kSiluVec;
@@ -97,17 +97,42 @@ __global__ void __launch_bounds__(kSiluThreads) silu_pieces_kernel(const float* 
   struct alignas(16) Vec {
     float v[kSiluVec];
   };
-  const Vec x = *reinterpret_cast<const Vec*>(temb + i);
-  Vec hi, lo;
+  const Vec in = *reinterpret_cast<const Vec*>(x + i);
+  Vec h, l;
 #pragma unroll
   for (int q = 0; q < kSiluVec; ++q) {
-    std::uint32_t h, l;
-    tf32_cut(round_to<float>(silu_f32(x.v[q])), h, l);
-    hi.v[q] = __uint_as_float(h);
-    lo.v[q] = __uint_as_float(l);
+    std::uint32_t hq, lq;
+    tf32_cut(kSilu ? round_to<float>(silu_f32(in.v[q])) : in.v[q], hq, lq);
+    h.v[q] = __uint_as_float(hq);
+    l.v[q] = __uint_as_float(lq);
   }
-  *reinterpret_cast<Vec*>(s_hi + i) = hi;
-  *reinterpret_cast<Vec*>(s_lo + i) = lo;
+  *reinterpret_cast<Vec*>(hi + i) = h;
+  *reinterpret_cast<Vec*>(lo + i) = l;
+}
+
+// s's pieces transposed, s_t[k, b] ([K, ld]; zeros for B <= b < ld), for the tensor-core
+// grad_weight, whose B operand must be K-major (TF32 wgmma reads no other layout): 32 x 32 tiles
+// through shared memory, read along k and written along b.
+constexpr int kTransposeTile = 32, kTransposeRows = 8;
+__global__ void __launch_bounds__(kTransposeTile* kTransposeRows)
+    silu_pieces_t_kernel(const float* __restrict__ temb, float* __restrict__ hi, float* __restrict__ lo, int B, int ld) {
+  __shared__ std::uint32_t tile[2][kTransposeTile][kTransposeTile + 1];
+  await_prior_grids();
+  const int b0 = blockIdx.x * kTransposeTile, k0 = blockIdx.y * kTransposeTile;
+  const int tx = threadIdx.x % kTransposeTile, ty = threadIdx.x / kTransposeTile;
+  for (int r = ty; r < kTransposeTile; r += kTransposeRows) {
+    const int b = b0 + r;
+    std::uint32_t h = 0, l = 0;
+    if (b < B) tf32_cut(round_to<float>(silu_f32(temb[static_cast<std::int64_t>(b) * kK + k0 + tx])), h, l);
+    tile[0][r][tx] = h;
+    tile[1][r][tx] = l;
+  }
+  __syncthreads();
+  for (int r = ty; r < kTransposeTile; r += kTransposeRows) {
+    const std::int64_t at = static_cast<std::int64_t>(k0 + r) * ld + b0 + tx;
+    hi[at] = __uint_as_float(tile[0][tx][r]);
+    lo[at] = __uint_as_float(tile[1][tx][r]);
+  }
 }
 
 // grad_bias[n]: kBiasGroups thread groups per column. Group j sums chunks j, j + kBiasGroups,
@@ -860,10 +885,11 @@ cudaError_t launch_silu(const void* temb, void* s, int B, cudaStream_t stream) {
                                         static_cast<const T*>(temb), static_cast<T*>(s), count);
 }
 
-cudaError_t launch_silu_pieces(const void* temb, float* s_hi, float* s_lo, int B, cudaStream_t stream) {
-  const std::int64_t count = static_cast<std::int64_t>(B) * kK;
-  return launch::kernel<silu_pieces_kernel>(blocks_for(count / kSiluVec, kSiluThreads), kSiluThreads, 0, stream,
-                                            static_cast<const float*>(temb), s_hi, s_lo, count);
+// The pieces of `count` elements of x (SiLU first where kSilu).
+template <bool kSilu>
+cudaError_t launch_pieces(const void* x, float* hi, float* lo, std::int64_t count, cudaStream_t stream) {
+  return launch::kernel<pieces_kernel<kSilu>>(blocks_for(count / kSiluVec, kSiluThreads), kSiluThreads, 0, stream,
+                                              static_cast<const float*>(x), hi, lo, count);
 }
 
 int round_up_int(int v, int m) { return (v + m - 1) / m * m; }
@@ -1023,6 +1049,12 @@ constexpr int kFp32ForwardWgmmaNarrowAgainFromB = 65;
 constexpr int kFp32ForwardWgmmaNarrowAgainToB = 96;
 constexpr int kFp32ForwardWgmmaWideFromB = 193;
 static_assert(kFp32ForwardWgmmaFromB > 16, "automatic streaming (B <= 16) is resolved after the wgmma choice");
+
+// The proposed tensor-core fp32 backward's d_temb tiles (launch_backward_fp32_tc): 64 columns of W by
+// 32 batch rows per CTA up to this B (three CTAs per SM: 384 CTAs at B <= 32), 128 by 64 up to the
+// next, 128 by 128 above (first guesses, to be measured).
+constexpr int kFp32TcDTembNarrowToB = 32;
+constexpr int kFp32TcDTembMediumToB = 64;
 
 bool is_wgmma(Fp32Tiles t) {
   return t == Fp32Tiles::wgmma_narrow || t == Fp32Tiles::wgmma_medium || t == Fp32Tiles::wgmma_wide;
@@ -1186,7 +1218,9 @@ cudaError_t forward_fp32(int B, const ForwardTensors& t, void* ws, const Fp32For
   if (plan.wgmma) {
     float* s_hi = static_cast<float*>(ws);
     float* s_lo = reinterpret_cast<float*>(static_cast<unsigned char*>(ws) + silu_bytes(prob));
-    if (const cudaError_t err = launch_silu_pieces(t.temb, s_hi, s_lo, B, stream); err != cudaSuccess) return err;
+    if (const cudaError_t err = launch_pieces<true>(t.temb, s_hi, s_lo, static_cast<std::int64_t>(B) * kK, stream);
+        err != cudaSuccess)
+      return err;
     return sm90::fp32_forward_wgmma(plan.wgmma_tile, B, s_hi, s_lo, static_cast<const float*>(t.weight),
                                     static_cast<const float*>(t.bias), static_cast<float*>(t.out), stream);
   }
@@ -1306,6 +1340,67 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
       static_cast<T*>(t.grad_bias), B);
 }
 
+// The proposed fp32 backward on tensor cores (launch_backward_fp32_tc): grad_out's pieces and s's
+// transposed pieces into the workspace after the d_temb partials, the two wgmma GEMMs of
+// adaln_mod_projection_sm90_tf32x3.cu, then the same finish as the operator's backward (the
+// slices combined in ascending order and silu', grad_bias).
+int fp32_tc_ld(std::int64_t B) { return round_up_int(static_cast<int>(B), 32); }
+std::size_t fp32_tc_dy_bytes(const Problem& p) { return static_cast<std::size_t>(p.B) * kN * sizeof(float); }
+std::size_t fp32_tc_s_t_bytes(const Problem& p) {
+  return static_cast<std::size_t>(kK) * fp32_tc_ld(p.B) * sizeof(float);
+}
+
+// Which kernel computes each GEMM of the tensor-core backward (the same bytes whichever).
+enum class TcDTemb { mma_sync, wgmma };
+enum class TcGradW { mma_sync, one_chunk, wgmma };
+struct TcPlan {
+  TcDTemb dtemb = TcDTemb::wgmma;
+  sm90::Fp32WgmmaTile dtemb_tile = sm90::Fp32WgmmaTile::batch128;
+  TcGradW gradw = TcGradW::wgmma;
+};
+
+// grad_out's pieces (wgmma d_temb), then s in FP32 (mma.sync kernels) or its transposed pieces (wgmma
+// grad_weight) in the workspace after the d_temb partials.
+cudaError_t backward_fp32_tc(int B, const BackwardTensors& t, const Problem& prob, void* ws, const TcPlan& plan,
+                             cudaStream_t stream) {
+  unsigned char* base = static_cast<unsigned char*>(ws);
+  float* partial = reinterpret_cast<float*>(base);
+  float* dy_hi = reinterpret_cast<float*>(base + partial_bytes(prob));
+  float* dy_lo = reinterpret_cast<float*>(base + partial_bytes(prob) + fp32_tc_dy_bytes(prob));
+  float* s_t_hi = reinterpret_cast<float*>(base + partial_bytes(prob) + 2 * fp32_tc_dy_bytes(prob));
+  float* s_t_lo = reinterpret_cast<float*>(base + partial_bytes(prob) + 2 * fp32_tc_dy_bytes(prob) + fp32_tc_s_t_bytes(prob));
+  float* s = s_t_hi;  // [B, 3072] fits in [3072, ld]
+  const float* w = static_cast<const float*>(t.weight);
+  const float* dy = static_cast<const float*>(t.grad_out);
+  float* gw = static_cast<float*>(t.grad_weight);
+  const int ld = fp32_tc_ld(B);
+  const std::int64_t count = static_cast<std::int64_t>(B) * kK;
+  cudaError_t err = cudaSuccess;
+  if (plan.dtemb == TcDTemb::mma_sync) {
+    err = tf32x3::dtemb_partials(B, w, dy, partial, stream);
+  } else {
+    err = launch_pieces<false>(dy, dy_hi, dy_lo, static_cast<std::int64_t>(B) * kN, stream);
+    if (err == cudaSuccess) err = sm90::fp32_dtemb_wgmma(plan.dtemb_tile, B, dy_hi, dy_lo, w, partial, stream);
+  }
+  if (err != cudaSuccess) return err;
+  if (plan.gradw == TcGradW::wgmma) {
+    err = launch::kernel<silu_pieces_t_kernel>(dim3(ld / kTransposeTile, kK / kTransposeTile),
+                                               kTransposeTile * kTransposeRows, 0, stream,
+                                               static_cast<const float*>(t.temb), s_t_hi, s_t_lo, B, ld);
+    if (err == cudaSuccess) err = sm90::fp32_grad_weight_wgmma(B, ld, dy, s_t_hi, s_t_lo, gw, stream);
+  } else {
+    err = launch_silu<float>(t.temb, s, B, stream);
+    if (err == cudaSuccess)
+      err = plan.gradw == TcGradW::one_chunk ? tf32x3::grad_weight_one_chunk(B, dy, s, gw, stream)
+                                             : tf32x3::grad_weight(B, dy, s, gw, stream);
+  }
+  if (err != cudaSuccess) return err;
+  return launch::kernel<backward_finish_kernel<float>>(
+      kBiasBlocks<float> + blocks_for(count, kBiasThreads), kBiasThreads, 0, stream, partial,
+      static_cast<const float*>(t.temb), static_cast<float*>(t.grad_temb), count, dy,
+      static_cast<float*>(t.grad_bias), B);
+}
+
 __global__ void strict_probe_kernel(const float* num, const float* den, float subnormal_in,
                                     float half, float* quot, float* root, float* sub_out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -1371,6 +1466,44 @@ cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tenso
   return problem.storage == Storage::float32
              ? backward_impl<float>(B, tensors, problem, workspace, choice, stream)
              : backward_impl<bf16>(B, tensors, problem, workspace, choice, stream);
+}
+
+std::size_t backward_fp32_tc_workspace_bytes(const Problem& problem) {
+  if (!supported(problem) || problem.storage != Storage::float32) return 0;
+  return partial_bytes(problem) + 2 * fp32_tc_dy_bytes(problem) + 2 * fp32_tc_s_t_bytes(problem);
+}
+
+cudaError_t launch_backward_fp32_tc(const Problem& problem, const BackwardTensors& tensors, void* workspace,
+                                    std::size_t workspace_bytes, cudaStream_t stream, Fp32TileChoice choice) {
+  if (!supported(problem) || problem.storage != Storage::float32 || problem.B < 1) return cudaErrorInvalidValue;
+  if (workspace == nullptr || workspace_bytes < backward_fp32_tc_workspace_bytes(problem)) return cudaErrorInvalidValue;
+  const Fp32Tiles dt = choice.grad_temb, gw = choice.grad_weight;
+  const int B = static_cast<int>(problem.B);
+  if ((dt != Fp32Tiles::automatic && dt != Fp32Tiles::narrow && !is_wgmma(dt)) ||
+      (gw != Fp32Tiles::automatic && gw != Fp32Tiles::narrow && gw != Fp32Tiles::wgmma_wide &&
+       gw != Fp32Tiles::row_block) ||
+      (gw == Fp32Tiles::row_block && B > tf32x3::kGradWOneChunkMaxB))
+    return cudaErrorInvalidValue;
+  bool usable = false;
+  if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
+  if ((is_wgmma(dt) || gw == Fp32Tiles::wgmma_wide) && !usable) return cudaErrorNotSupported;
+  TcPlan plan{};
+  plan.dtemb = !usable || dt == Fp32Tiles::narrow ? TcDTemb::mma_sync : TcDTemb::wgmma;
+  plan.dtemb_tile = dt == Fp32Tiles::wgmma_narrow   ? sm90::Fp32WgmmaTile::batch32
+                    : dt == Fp32Tiles::wgmma_medium ? sm90::Fp32WgmmaTile::batch64
+                    : dt == Fp32Tiles::wgmma_wide   ? sm90::Fp32WgmmaTile::batch128
+                    : B <= 8                        ? sm90::Fp32WgmmaTile::batch8
+                    : B <= 16                       ? sm90::Fp32WgmmaTile::batch16
+                    : B <= kFp32TcDTembNarrowToB    ? sm90::Fp32WgmmaTile::batch32
+                    : B <= kFp32TcDTembMediumToB    ? sm90::Fp32WgmmaTile::batch64
+                                                    : sm90::Fp32WgmmaTile::batch128;
+  plan.gradw = gw == Fp32Tiles::narrow                                         ? TcGradW::mma_sync
+               : gw == Fp32Tiles::row_block                                    ? TcGradW::one_chunk
+               : gw == Fp32Tiles::wgmma_wide                                   ? TcGradW::wgmma
+               : B <= tf32x3::kGradWOneChunkMaxB                               ? TcGradW::one_chunk
+               : usable                                                        ? TcGradW::wgmma
+                                                                               : TcGradW::mma_sync;
+  return backward_fp32_tc(B, tensors, problem, workspace, plan, stream);
 }
 
 cudaError_t run_strict_math_probe(bool* strict, char* detail, std::size_t detail_capacity) {

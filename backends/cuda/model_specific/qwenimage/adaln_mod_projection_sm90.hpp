@@ -60,9 +60,26 @@ cudaError_t fp32_dtemb_gemm(Fp32Tile tile, int B, const float* weight, const flo
 // cudaErrorNotSupported in a build without sm_90a or where the driver has no tensor-map encoder;
 // cudaErrorInvalidValue where B < 1 or a tensor map cannot be encoded (a pointer not 16-byte
 // aligned).
-enum class Fp32WgmmaTile { batch32, batch64, batch128 };
+enum class Fp32WgmmaTile { batch8, batch16, batch32, batch64, batch128 };  // batch8, batch16: d_temb only
 cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, const float* s_lo, const float* weight,
                                const float* bias, float* out, cudaStream_t stream);
+
+// The fp32 backward's two GEMMs on the same chains and instructions (A cut in registers, B's pieces
+// cut beforehand), for the proposed tensor-core backward (launch_backward_fp32_tc in
+// adaln_mod_projection_kernels.hpp; not yet the operator's):
+// - fp32_dtemb_wgmma: d_temb's kSplitN slice partials, partial[z, b, k] = the chain over the n of
+//   slice z (N / kSplitN each) of dy[b, n] W[n, k], with A = W (read along its columns) and B the
+//   pieces of dy ([B, 18432] each). 64 columns of W by 8, 16 or 32 batch rows per CTA (batch8 ...
+//   batch32, three CTAs per SM), or 128 by 64 / 128 (the same bytes).
+// - fp32_grad_weight_wgmma: grad_weight[n, k] = the chain over the batch of dy[b, n] s[b, k], with
+//   A = dy (read along its columns) and B the pieces of s transposed, s_t[k, b] ([3072, ld] each,
+//   ld a multiple of 32 with zeros in columns B .. ld - 1); chunks of 32 batch rows from row 0, the
+//   last zero-filled.
+// Errors as fp32_forward_wgmma (and cudaErrorInvalidValue for an ld that breaks the rule above).
+cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, const float* dy_lo, const float* weight,
+                             float* partial, cudaStream_t stream);
+cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const float* s_t_hi, const float* s_t_lo,
+                                   float* grad_weight, cudaStream_t stream);
 
 // Whether the current device has the shared memory fp32_forward_wgmma needs, every tile (false in a
 // build without sm_90a).

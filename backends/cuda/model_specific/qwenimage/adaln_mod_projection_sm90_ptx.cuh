@@ -47,6 +47,14 @@ inline CUresult encode_sw128(EncodeTiled fn, CUtensorMap* map, const float* p, i
 
 __device__ __forceinline__ std::uint32_t sa(const void* p) { return static_cast<std::uint32_t>(__cvta_generic_to_shared(p)); }
 
+// A 32-bit load from shared memory (a generic pointer the compiler cannot prove shared would be a
+// generic load).
+__device__ __forceinline__ std::uint32_t lds_u32(const void* p) {
+  std::uint32_t v;
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(sa(p)));
+  return v;
+}
+
 __device__ __forceinline__ void mbar_init(std::uint64_t* b, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(sa(b)), "r"(count));
 }

@@ -1,25 +1,29 @@
-// The fp32 forward of the larger batches on Hopper's wgmma (see adaln_mod_projection_sm90.hpp):
-// the chain of adaln_mod_projection_fp32_tf32x3.cu, element for element, with the products of each
-// k8 step on one wgmma m64n128k8 TF32 instruction instead of mma.sync m16n8k8 ones:
+// The fp32 3xTF32 chains on Hopper's wgmma (see adaln_mod_projection_sm90.hpp): one kernel template,
+// C = sum over K of A B^T, for the forward of the larger batches (A = W, B = s) and the proposed
+// tensor-core backward (d_temb: A = W read along its columns, B = grad_out; grad_weight: A = grad_out
+// read along its columns, B = s transposed). Per element, the chain of
+// adaln_mod_projection_fp32_tf32x3.cu with the products of each k8 step on one wgmma m64nNk8 TF32
+// instruction instead of mma.sync m16n8k8 ones:
 //   sum = +0;
 //   for each chunk c of 32 k, ascending:
 //     acc = +0;
-//     for each k8 step of the chunk, ascending: W_hi s_lo, W_lo s_hi, W_hi s_hi (the truncated
+//     for each k8 step of the chunk, ascending: A_hi B_lo, A_lo B_hi, A_hi B_hi (the truncated
 //     pieces, device::tf32_cut), one instruction each, into acc;
 //     sum = sum + acc (one FP32 add);
-//   y = sum + bias[n].
+//   forward: y = sum + bias[n].
 // Both instructions compute every element of D = A B + C on its own from its 8 exact TF32 products
 // and C (measured byte for byte against the mma.sync tilings, tests/cuda/test_kernel_paths.cpp).
 //
-// Layout: 128 rows of W (two consumer warpgroups of 64, the wgmma M side) against 32, 64 or 128
-// batch rows (the N side: m64n32k8, m64n64k8 or m64n128k8) per CTA; a producer warpgroup issues TMA
-// loads of the three tiles of each chunk (W 128 x 32, s_hi and s_lo N x 32, FP32, 128-byte swizzle)
-// into as many stages as fill 192 KB (8, 6 or 4). The batch tile changes which instruction computes
-// an element, never the element's chain: each of its k8 steps is one instruction whatever N is. W's pieces are cut in registers
-// after an ldmatrix of the swizzled tile (A from registers), so W is read once as FP32 and no
-// workspace holds its pieces; s's pieces, shared by every CTA of a batch tile, come cut from the
-// workspace (silu_pieces_kernel). Batch rows past B are zeros from TMA's out-of-bounds fill; their
-// outputs are never stored.
+// Layout: 64 rows of A per consumer warpgroup (the wgmma M side; two warpgroups, or one for the
+// small-batch d_temb) against 32, 64 or 128 rows of B (the N side: m64n32k8, m64n64k8 or
+// m64n128k8) per CTA; a producer warpgroup issues TMA loads of the three tiles of each chunk (A
+// M x 32, B_hi and B_lo N x 32, FP32, 128-byte swizzle) into as many stages as fill 192 KB (64 KB
+// with one consumer). The tile changes which instruction computes an element, never the element's
+// chain: each of its k8 steps is one instruction whatever N is. A's pieces are cut in registers
+// after its shared-memory load (A from registers), so A is read once as FP32 and no workspace holds
+// its pieces; B's pieces, shared by every CTA of a row of tiles, come cut from the workspace
+// (silu_pieces_kernel and its kin). Rows past an operand's extent are zeros from TMA's
+// out-of-bounds fill; their outputs are never stored.
 //
 // Written by hand, not with CUTLASS: the contract's fold of a fresh accumulator per 32 k into a
 // running FP32 sum sits inside the mainloop, which CUTLASS's sm_90 GEMMs (one accumulator through
@@ -46,27 +50,49 @@ using device::await_prior_grids;
 using device::release_dependent_grids;
 using device::tf32_cut;
 
-constexpr int kN = 18432, kK = 3072;
-constexpr int kRowsW = 128, kChunk = 32;
+using device::kK;
+using device::kN;
+using device::kSplitN;  // d_temb's fixed slices of N
+constexpr int kChunk = 32;
 constexpr int kChunks = kK / kChunk;
-constexpr int kWTileBytes = kRowsW * kChunk * 4;  // W's 128 x 32 FP32 tile: 128-byte rows
-constexpr int kStagesBytes = 192 * 1024;          // all stages together
-constexpr int kThreads = 384;
-static_assert(kChunk * 4 == 128 && kN % kRowsW == 0 && kK % kChunk == 0);
+static_assert(kChunk * 4 == 128 && kN % 128 == 0 && kK % kChunk == 0 && (kN / kSplitN) % kChunk == 0);
 
-// The shapes of one batch tiling: kRowsS batch rows per CTA.
-template <int kRowsS>
+// A's layout in global memory. K-major: rows of K (W in the forward), read in 128 x 32 boxes and
+// loaded with ldmatrix. M-major: rows of M (W in d_temb, grad_out in grad_weight), read in 32 x 32
+// boxes (32 k rows of 32 m) and loaded as scalars (ldmatrix cannot transpose 32-bit elements).
+enum class AMajor { k, m };
+
+// The shapes of one tiling: kRowsN rows of B's operand per CTA (the wgmma N side), 64 rows of A
+// per consumer warpgroup (the M side).
+template <int kRowsN, int kConsumers>
 struct Shape {
-  static constexpr int kSTileBytes = kRowsS * kChunk * 4;
-  static constexpr int kStageBytes = kWTileBytes + 2 * kSTileBytes;  // W, s_hi, s_lo
+  static constexpr int kRowsM = 64 * kConsumers;
+  static constexpr int kThreads = 128 * (kConsumers + 1);
+  static constexpr int kATileBytes = kRowsM * kChunk * 4;
+  static constexpr int kBTileBytes = kRowsN * kChunk * 4;
+  static constexpr int kStageBytes = kATileBytes + 2 * kBTileBytes;  // A, B_hi, B_lo
+  // Two consumers: one CTA per SM with 192 KB of stages. One consumer (the small-B d_temb, where
+  // 64 rows per CTA make enough CTAs): 64 KB, so that three CTAs share an SM.
+  static constexpr int kStagesBytes = kConsumers == 2 ? 192 * 1024 : 64 * 1024;
   static constexpr int kStages = kStagesBytes / kStageBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + 1024 + 2 * kStages * 8;  // + alignment + barriers
-  static constexpr int kAcc = kRowsS / 2;  // accumulator registers per thread of an m64nNk8 instruction
-  static_assert(kSTileBytes % 1024 == 0 && kStagesBytes % kStageBytes == 0);
+  static constexpr int kAcc = kRowsN / 2;  // accumulator registers per thread of an m64nNk8 instruction
+  static_assert(kBTileBytes % 1024 == 0 && kStages >= 2);
 };
 
 struct Maps {
-  CUtensorMap w, s_hi, s_lo;
+  CUtensorMap a, b_hi, b_lo;
+};
+
+// Where the sums go: out[z * slice_stride + nn * ld + m] (`transposed`: the forward's y and
+// d_temb's partials, nn the batch row, stored where nn < n_valid, plus bias[m] where bias is not
+// null) or out[m * ld + nn] (grad_weight).
+struct Store {
+  float* out;
+  const float* bias;
+  std::int64_t ld, slice_stride;
+  int n_valid;
+  bool transposed;
 };
 
 #define RLK_ACC8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
@@ -76,6 +102,16 @@ struct Maps {
   RLK_REGS32 ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, " \
              "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 // d += a b: a the warpgroup's 64 x 8 TF32 fragment in registers, b an N x 8 K-major tile (descriptor).
+__device__ __forceinline__ void wgmma_rs(float (&d)[4], const std::uint32_t (&a)[4], std::uint64_t b) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, 1, 1, 1;"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+__device__ __forceinline__ void wgmma_rs(float (&d)[8], const std::uint32_t (&a)[4], std::uint64_t b) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, 1, 1, 1;"
+               : RLK_ACC8(0)
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
 __device__ __forceinline__ void wgmma_rs(float (&d)[16], const std::uint32_t (&a)[4], std::uint64_t b) {
   asm volatile("wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 {" RLK_REGS16 "}, {%16, %17, %18, %19}, %20, 1, 1, 1;"
                : RLK_ACC8(0), RLK_ACC8(8)
@@ -96,10 +132,32 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[64], const std::uint32_t (&a
 #undef RLK_REGS16
 #undef RLK_ACC8
 
-template <int kRowsS>
-__global__ void __launch_bounds__(kThreads, 1)
-    forward_kernel(const __grid_constant__ Maps maps, const float* __restrict__ bias, float* __restrict__ out, int B) {
-  using S = Shape<kRowsS>;
+// Row of A (0 .. 63 of the warpgroup's 64) that row r (0 .. 15) of warp w's fragment holds. K-major:
+// row 16 w + r, as ldmatrix lays it out. M-major: the warpgroup's two 32-row boxes, warps 0-1 in the
+// first; within a box bit 4 of the row is r's bit 2, bit 3 the warp's, bit 2 r's bit 3 and bits 0-1
+// r's: then the 32 lanes of each scalar load (r = lane / 4 (+ 8), k = lane % 4 (+ 4)) hit 32
+// distinct banks of the 128-byte-swizzled box.
+template <AMajor kA>
+__device__ __forceinline__ int a_row(int w, int r) {
+  if constexpr (kA == AMajor::k) return 16 * w + r;
+  return 32 * (w / 2) + 16 * ((r >> 2) & 1) + 8 * (w & 1) + 4 * (r >> 3) + (r & 3);
+}
+
+// C = sum over K of A B^T by the contract's chain, per element:
+//   sum = +0;
+//   for each chunk of 32 k of the CTA's K range (blockIdx.z's slice of `chunks` chunks), ascending:
+//     acc = +0;
+//     for each k8 step of the chunk, ascending: A_hi B_lo, A_lo B_hi, A_hi B_hi (the truncated
+//     pieces, device::tf32_cut), one wgmma instruction each, into acc;
+//     sum = sum + acc (one FP32 add);
+// then `st` stores sum (+ bias). A is FP32, cut in registers after its shared-memory load (A from
+// registers); B's pieces come cut, K-major. A producer warpgroup issues the TMA loads of each
+// chunk's tiles into the stages; rows past either operand's extent are zeros from TMA's
+// out-of-bounds fill and add exact zeros; sums of rows past n_valid are never stored.
+template <int kRowsN, int kConsumers, AMajor kA>
+__global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumers == 2 ? 1 : 3)
+    chain_kernel(const __grid_constant__ Maps maps, const Store st, int chunks) {
+  using S = Shape<kRowsN, kConsumers>;
   constexpr int kStages = S::kStages, kStageBytes = S::kStageBytes, kAcc = S::kAcc;
   extern __shared__ unsigned char smem_raw[];
   unsigned char* base =
@@ -108,49 +166,74 @@ __global__ void __launch_bounds__(kThreads, 1)
   std::uint64_t* empty = full + kStages;
   const int t = threadIdx.x;
   const int wg = t / 128;
-  const int b0 = blockIdx.x * kRowsS;  // consecutive CTAs share W's tile (read from L2 after the first)
-  const int n0 = blockIdx.y * kRowsW;
-  if (t == 0) stages_init(full, empty, kStages, 2);  // two consumer warpgroups
+  const int n0 = blockIdx.x * kRowsN;  // consecutive CTAs share A's tile (read from L2 after the first)
+  const int m0 = blockIdx.y * S::kRowsM;
+  const int k0 = blockIdx.z * chunks * kChunk;
+  if (t == 0) stages_init(full, empty, kStages, kConsumers);
   __syncthreads();
   await_prior_grids();
-  auto tile = [&](int s, int p) {  // W, s_hi, s_lo
-    return base + s * kStageBytes + (p == 0 ? 0 : kWTileBytes + (p - 1) * S::kSTileBytes);
+  auto tile = [&](int s, int p) {  // A, B_hi, B_lo
+    return base + s * kStageBytes + (p == 0 ? 0 : S::kATileBytes + (p - 1) * S::kBTileBytes);
   };
 
-  if (wg == 2) {  // producer
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
-    if (t == 256) {
-      for (int c = 0; c < kChunks; ++c) {
+  if (wg == kConsumers) {  // producer
+    if constexpr (kConsumers == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+    if (t == 128 * kConsumers) {
+      for (int c = 0; c < chunks; ++c) {
         const int s = stage_acquire(full, empty, c, kStages, kStageBytes);
-        tma_load(tile(s, 0), &maps.w, c * kChunk, n0, &full[s]);
-        tma_load(tile(s, 1), &maps.s_hi, c * kChunk, b0, &full[s]);
-        tma_load(tile(s, 2), &maps.s_lo, c * kChunk, b0, &full[s]);
+        const int k = k0 + c * kChunk;
+        if constexpr (kA == AMajor::k) {
+          tma_load(tile(s, 0), &maps.a, k, m0, &full[s]);
+        } else {
+#pragma unroll
+          for (int box = 0; box < S::kRowsM / 32; ++box) tma_load(tile(s, 0) + box * 4096, &maps.a, m0 + 32 * box, k, &full[s]);
+        }
+        tma_load(tile(s, 1), &maps.b_hi, k, n0, &full[s]);
+        tma_load(tile(s, 2), &maps.b_lo, k, n0, &full[s]);
       }
     }
     return;
   }
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+  if constexpr (kConsumers == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
   const int warp = (t % 128) / 32, lane = t % 32;
-  // ldmatrix rows: lanes 0-7 / 8-15 / 16-23 / 24-31 address the four 8 x 4 FP32 matrices of a k8
-  // step's fragment (rows 0-7 k 0-3, rows 8-15 k 0-3, rows 0-7 k 4-7, rows 8-15 k 4-7), which land
-  // in registers 0-3 as the TF32 A fragment of wgmma (and of mma.sync m16n8k8) wants them.
-  const int a_row = 16 * warp + (lane & 7) + 8 * ((lane >> 3) & 1);
-  const int a_half = lane >> 4;
+  const int g = lane / 4, tq = lane % 4;
+  // K-major: ldmatrix rows. Lanes 0-7 / 8-15 / 16-23 / 24-31 address the four 8 x 4 FP32 matrices of
+  // a k8 step's fragment (rows 0-7 k 0-3, rows 8-15 k 0-3, rows 0-7 k 4-7, rows 8-15 k 4-7), which
+  // land in registers 0-3 as the TF32 A fragment of wgmma (and of mma.sync m16n8k8) wants them.
+  const int ld_row = a_row<AMajor::k>(warp, (lane & 7) + 8 * ((lane >> 3) & 1));
+  const int ld_half = lane >> 4;
+  // M-major: register q = h + 2 e holds (row g + 8 h, k tq + 4 e); the row's place in its box.
+  int box_off[2], box_unit[2];  // the row's box and 4-byte word, and its 16-byte unit (swizzled per k)
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int m = a_row<AMajor::m>(warp, g + 8 * h);
+    box_off[h] = (m / 32) * 4096 + (m % 4) * 4;
+    box_unit[h] = (m % 32) / 4;
+  }
   float sum[kAcc], acc[kAcc];
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) sum[i] = 0.0f;
-  for (int c = 0; c < kChunks; ++c) {
+  for (int c = 0; c < chunks; ++c) {
     const int s = c % kStages;
     mbar_wait(&full[s], (c / kStages) & 1);
-    const unsigned char* w = tile(s, 0) + wg * 64 * 128;  // this warpgroup's 64 rows of W
-    const unsigned char* s_hi = tile(s, 1);
-    const unsigned char* s_lo = tile(s, 2);
+    const unsigned char* a = tile(s, 0) + wg * 64 * 128;  // this warpgroup's 64 rows of A
+    const unsigned char* b_hi = tile(s, 1);
+    const unsigned char* b_lo = tile(s, 2);
     std::uint32_t hi[4][4], lo[4][4];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {  // k8 step j: 16-byte units 2j and 2j + 1 of the 128-byte row
+    for (int j = 0; j < 4; ++j) {
       std::uint32_t raw[4];
-      const int unit = 2 * j + a_half;
-      device::ldmatrix_x4(raw, w + a_row * 128 + ((unit ^ (a_row & 7)) * 16));  // 128-byte swizzle
+      if constexpr (kA == AMajor::k) {  // k8 step j: 16-byte units 2j and 2j + 1 of the 128-byte row
+        const int unit = 2 * j + ld_half;
+        device::ldmatrix_x4(raw, a + ld_row * 128 + ((unit ^ (ld_row & 7)) * 16));  // 128-byte swizzle
+      } else {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int h = q & 1, k = 8 * j + tq + 4 * (q >> 1);
+          const int off = box_off[h] + k * 128 + ((box_unit[h] ^ (k & 7)) * 16);
+          raw[q] = lds_u32(a + off);
+        }
+      }
 #pragma unroll
       for (int q = 0; q < 4; ++q) tf32_cut(__uint_as_float(raw[q]), hi[j][q], lo[j][q]);
     }
@@ -159,9 +242,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma_fence();
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      wgmma_rs(acc, hi[j], desc_sw128(s_lo + 32 * j));
-      wgmma_rs(acc, lo[j], desc_sw128(s_hi + 32 * j));
-      wgmma_rs(acc, hi[j], desc_sw128(s_hi + 32 * j));
+      wgmma_rs(acc, hi[j], desc_sw128(b_lo + 32 * j));
+      wgmma_rs(acc, lo[j], desc_sw128(b_hi + 32 * j));
+      wgmma_rs(acc, hi[j], desc_sw128(b_hi + 32 * j));
     }
     wgmma_commit();
     wgmma_wait_all();
@@ -170,39 +253,102 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int i = 0; i < kAcc; ++i) sum[i] = sum[i] + acc[i];
   }
   release_dependent_grids();
-  // acc index i = 4 j + q: row 16 warp + g + 8 (q / 2) of the warpgroup's 64 rows of W, batch row
-  // 8 j + 2 tq + q % 2 of the tile.
-  const int g = lane / 4, tq = lane % 4;
+  // acc index i = 4 j + q: row g + 8 (q / 2) of the warp's fragment, column 8 j + 2 tq + q % 2 of
+  // the tile.
+  float* out = st.out + blockIdx.z * st.slice_stride;
+  if (!st.transposed) {  // grad_weight: the pair (i, i + 1) is two adjacent columns of one row
+#pragma unroll
+    for (int i = 0; i < kAcc; i += 2) {
+      const int m = m0 + wg * 64 + a_row<kA>(warp, g + 8 * ((i % 4) / 2));
+      const int nn = n0 + 8 * (i / 4) + 2 * tq;
+      *reinterpret_cast<float2*>(out + m * st.ld + nn) = make_float2(sum[i], sum[i + 1]);
+    }
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) {
-    const int n = n0 + wg * 64 + 16 * warp + g + 8 * ((i % 4) / 2);
-    const int b = b0 + 8 * (i / 4) + 2 * tq + i % 2;
-    if (b < B) out[static_cast<std::int64_t>(b) * kN + n] = sum[i] + bias[n];
+    const int m = m0 + wg * 64 + a_row<kA>(warp, g + 8 * ((i % 4) / 2));
+    const int nn = n0 + 8 * (i / 4) + 2 * tq + i % 2;
+    if (nn < st.n_valid) out[nn * st.ld + m] = st.bias != nullptr ? sum[i] + st.bias[m] : sum[i];
   }
 }
 
-template <int kRowsS>
+// The chain over `chunks` chunks per slice (grid.z slices) for A's rows [0, m_extent) and B's rows
+// [0, n_extent) (multiples of the tile's extents, or covered by zero fill and n_valid).
+template <int kRowsN, int kConsumers, AMajor kA>
+cudaError_t launch_chain(const Maps& maps, const Store& st, int chunks, int m_extent, int n_extent, int slices,
+                         cudaStream_t stream) {
+  using S = Shape<kRowsN, kConsumers>;
+  constexpr auto kernel = chain_kernel<kRowsN, kConsumers, kA>;
+  if (const cudaError_t err = launch::allow_smem<kernel>(S::kSmemBytes); err != cudaSuccess) return err;
+  const dim3 grid((n_extent + kRowsN - 1) / kRowsN, m_extent / S::kRowsM, slices);
+  return launch::kernel<kernel>(grid, S::kThreads, S::kSmemBytes, stream, maps, st, chunks);
+}
+
+template <int kRowsN>
 cudaError_t launch_forward(int B, const float* s_hi, const float* s_lo, const float* weight, const float* bias,
                            float* out, cudaStream_t stream) {
   const EncodeTiled fn = tensor_map_encoder();
   if (fn == nullptr) return cudaErrorNotSupported;
   Maps maps{};
-  if (encode_sw128(fn, &maps.w, weight, kN, kK, kRowsW) != CUDA_SUCCESS ||
-      encode_sw128(fn, &maps.s_hi, s_hi, B, kK, kRowsS) != CUDA_SUCCESS ||
-      encode_sw128(fn, &maps.s_lo, s_lo, B, kK, kRowsS) != CUDA_SUCCESS)
+  if (encode_sw128(fn, &maps.a, weight, kN, kK, 128) != CUDA_SUCCESS ||
+      encode_sw128(fn, &maps.b_hi, s_hi, B, kK, kRowsN) != CUDA_SUCCESS ||
+      encode_sw128(fn, &maps.b_lo, s_lo, B, kK, kRowsN) != CUDA_SUCCESS)
     return cudaErrorInvalidValue;
-  constexpr int smem = Shape<kRowsS>::kSmemBytes;
-  if (const cudaError_t err = launch::allow_smem<forward_kernel<kRowsS>>(smem); err != cudaSuccess) return err;
-  const dim3 grid((B + kRowsS - 1) / kRowsS, kN / kRowsW);
-  return launch::kernel<forward_kernel<kRowsS>>(grid, kThreads, smem, stream, maps, bias, out, B);
+  const Store st{out, bias, kN, 0, B, true};
+  return launch_chain<kRowsN, 2, AMajor::k>(maps, st, kChunks, kN, B, 1, stream);
+}
+
+// d_temb's slice partials: A = W read along its columns (M = k, K = n), B = grad_out's pieces.
+template <int kRowsN, int kConsumers>
+cudaError_t launch_dtemb(int B, const float* dy_hi, const float* dy_lo, const float* weight, float* partial,
+                         cudaStream_t stream) {
+  const EncodeTiled fn = tensor_map_encoder();
+  if (fn == nullptr) return cudaErrorNotSupported;
+  Maps maps{};
+  if (encode_sw128(fn, &maps.a, weight, kN, kK, 32) != CUDA_SUCCESS ||
+      encode_sw128(fn, &maps.b_hi, dy_hi, B, kN, kRowsN) != CUDA_SUCCESS ||
+      encode_sw128(fn, &maps.b_lo, dy_lo, B, kN, kRowsN) != CUDA_SUCCESS)
+    return cudaErrorInvalidValue;
+  const Store st{partial, nullptr, kK, std::int64_t(B) * kK, B, true};
+  return launch_chain<kRowsN, kConsumers, AMajor::m>(maps, st, kN / kSplitN / kChunk, kK, B, kSplitN, stream);
 }
 
 }  // namespace
+
+cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, const float* dy_lo, const float* weight,
+                             float* partial, cudaStream_t stream) {
+  if (B < 1) return cudaErrorInvalidValue;
+  switch (tile) {
+    case Fp32WgmmaTile::batch8: return launch_dtemb<8, 1>(B, dy_hi, dy_lo, weight, partial, stream);
+    case Fp32WgmmaTile::batch16: return launch_dtemb<16, 1>(B, dy_hi, dy_lo, weight, partial, stream);
+    case Fp32WgmmaTile::batch32: return launch_dtemb<32, 1>(B, dy_hi, dy_lo, weight, partial, stream);
+    case Fp32WgmmaTile::batch64: return launch_dtemb<64, 2>(B, dy_hi, dy_lo, weight, partial, stream);
+    case Fp32WgmmaTile::batch128: return launch_dtemb<128, 2>(B, dy_hi, dy_lo, weight, partial, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const float* s_t_hi, const float* s_t_lo,
+                                   float* grad_weight, cudaStream_t stream) {
+  if (B < 1 || ld < B || ld % kChunk != 0) return cudaErrorInvalidValue;
+  const EncodeTiled fn = tensor_map_encoder();
+  if (fn == nullptr) return cudaErrorNotSupported;
+  Maps maps{};
+  if (encode_sw128(fn, &maps.a, grad_out, B, kN, 32) != CUDA_SUCCESS ||
+      encode_sw128(fn, &maps.b_hi, s_t_hi, kK, ld, 128) != CUDA_SUCCESS ||
+      encode_sw128(fn, &maps.b_lo, s_t_lo, kK, ld, 128) != CUDA_SUCCESS)
+    return cudaErrorInvalidValue;
+  const Store st{grad_weight, nullptr, kK, 0, kK, false};
+  return launch_chain<128, 2, AMajor::m>(maps, st, ld / kChunk, kN, kK, 1, stream);
+}
 
 cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, const float* s_lo, const float* weight,
                                const float* bias, float* out, cudaStream_t stream) {
   if (B < 1) return cudaErrorInvalidValue;
   switch (tile) {
+    case Fp32WgmmaTile::batch8:
+    case Fp32WgmmaTile::batch16: return cudaErrorInvalidValue;  // d_temb's tiles only
     case Fp32WgmmaTile::batch32: return launch_forward<32>(B, s_hi, s_lo, weight, bias, out, stream);
     case Fp32WgmmaTile::batch64: return launch_forward<64>(B, s_hi, s_lo, weight, bias, out, stream);
     case Fp32WgmmaTile::batch128: return launch_forward<128>(B, s_hi, s_lo, weight, bias, out, stream);
@@ -211,8 +357,9 @@ cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, con
 }
 
 cudaError_t fp32_forward_wgmma_fits(bool* fits) {
-  static_assert(Shape<32>::kSmemBytes >= Shape<64>::kSmemBytes && Shape<32>::kSmemBytes >= Shape<128>::kSmemBytes);
-  return launch::fits(Shape<32>::kSmemBytes, fits);
+  static_assert(Shape<32, 2>::kSmemBytes >= Shape<64, 2>::kSmemBytes && Shape<32, 2>::kSmemBytes >= Shape<128, 2>::kSmemBytes &&
+                Shape<32, 2>::kSmemBytes >= Shape<32, 1>::kSmemBytes);
+  return launch::fits(Shape<32, 2>::kSmemBytes, fits);
 }
 
 }  // namespace rlk::cuda::qwenimage::sm90
@@ -222,6 +369,12 @@ cudaError_t fp32_forward_wgmma_fits(bool* fits) {
 namespace rlk::cuda::qwenimage::sm90 {
 cudaError_t fp32_forward_wgmma(Fp32WgmmaTile, int, const float*, const float*, const float*, const float*, float*,
                                cudaStream_t) {
+  return cudaErrorNotSupported;
+}
+cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile, int, const float*, const float*, const float*, float*, cudaStream_t) {
+  return cudaErrorNotSupported;
+}
+cudaError_t fp32_grad_weight_wgmma(int, int, const float*, const float*, const float*, float*, cudaStream_t) {
   return cudaErrorNotSupported;
 }
 cudaError_t fp32_forward_wgmma_fits(bool* fits) {

@@ -3,6 +3,8 @@
 // strict-math probe, and timings next to a plain cuBLAS baseline.
 // Usage: kernel_check [--probe-only | --profile | --timing-only] [--bf16-only | --fp32-only]
 //                     [--compare-gemms] [--gemms mma|narrow|wide|swapped|swapped-narrow|automatic]
+//                     [--fp32-tc-backward [--fp32-tc-dtemb mma|narrow|medium|wide]]
+//   --fp32-tc-backward: the fp32 backward is the proposed tensor-core one (launch_backward_fp32_tc).
 //   --timing-only: no checks, timings for B <= 64 only.
 //   --profile: fwd+bwd at B = 1, 256 and 2048 only (after the accuracy check), then at B = 1 with
 //              the streaming kernels off, for a kernel profiler.
@@ -20,7 +22,9 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "adaln_mod_projection_fp32_tf32x3.hpp"
 #include "adaln_mod_projection_kernels.hpp"
+#include "adaln_mod_projection_sm90.hpp"
 
 using namespace rlk::cuda::qwenimage;
 
@@ -269,12 +273,24 @@ void run_fwd(const Buffers& b, int B, const void* temb, const void* w, const voi
   CK(launch_forward(p, t, b.ws, b.ws_bytes, st, g_choice));
 }
 
+// --fp32-tc-backward: every fp32 backward of the checks and timings is the proposed tensor-core one
+// (launch_backward_fp32_tc), its d_temb tile forced by --fp32-tc-dtemb narrow|medium|wide, or both
+// GEMMs on mma.sync with --fp32-tc-dtemb mma.
+bool g_fp32_tc = false;
+Fp32TileChoice g_fp32_tc_choice{};
+
+cudaError_t backward_call(const Problem& p, const BackwardTensors& t, void* ws, std::size_t ws_bytes, cudaStream_t st,
+                          const KernelChoice& choice) {
+  if (g_fp32_tc && p.storage == Storage::float32) return launch_backward_fp32_tc(p, t, ws, ws_bytes, st, g_fp32_tc_choice);
+  return launch_backward(p, t, ws, ws_bytes, st, choice);
+}
+
 template <class T>
 void run_bwd(const Buffers& b, int B, const void* temb, const void* w, const void* dy,
              cudaStream_t st) {
   Problem p{storage_of<T>(), B, K, N};
   BackwardTensors t{temb, w, dy, b.gtemb, b.gw, b.gb};
-  CK(launch_backward(p, t, b.ws, b.ws_bytes, st, g_choice));
+  CK(backward_call(p, t, b.ws, b.ws_bytes, st, g_choice));
 }
 
 template <class T>
@@ -323,6 +339,9 @@ struct Timing {
   // backward with grad_temb varied (grad_weight narrow); backward with grad_weight varied (grad_temb
   // narrow). f32_fwd_wgmma: the forward alone on the wgmma kernel, 32 / 64 / 128 batch rows per tile.
   double f32_fwd[2] = {}, f32_bwd_dt[2] = {}, f32_bwd_gw[2] = {}, f32_fwd_wgmma[3] = {};
+  // --fp32-tc-backward: the whole backward; d_temb alone on wgmma (32 / 64 / 128 batch rows);
+  // grad_weight alone on wgmma; d_temb and grad_weight alone on mma.sync
+  double tc_bwd = 0, tc_dtemb[5] = {}, tc_gradw = 0, tc_mma[2] = {}, tc_one_chunk = 0;
 };
 
 constexpr Fp32Tiles kFp32Tiles[2] = {Fp32Tiles::narrow, Fp32Tiles::wide};
@@ -446,6 +465,26 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
         }
         g_choice = saved;
       }
+      if (f32 && g_fp32_tc) {  // the tensor-core backward's GEMMs alone (operand values do not matter here)
+        const float* w = static_cast<const float*>(b.w[0]);
+        const float* dy = static_cast<const float*>(b.dy[0]);
+        const float* pieces = static_cast<const float*>(b.work_temb);  // [3072, ld] >= [B, 3072]
+        float* partial = static_cast<float*>(b.ws);
+        const int ld = (B + 31) / 32 * 32;
+        const sm90::Fp32WgmmaTile tiles[5] = {sm90::Fp32WgmmaTile::batch8, sm90::Fp32WgmmaTile::batch16,
+                                              sm90::Fp32WgmmaTile::batch32, sm90::Fp32WgmmaTile::batch64,
+                                              sm90::Fp32WgmmaTile::batch128};
+        for (int f = 0; f < 5; ++f)
+          t.tc_dtemb[f] = time_it([&](int) { CK(sm90::fp32_dtemb_wgmma(tiles[f], B, dy, dy, w, partial, 0)); });
+        t.tc_gradw = time_it([&](int) {
+          CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0));
+        });
+        t.tc_mma[0] = time_it([&](int) { CK(tf32x3::dtemb_partials(B, w, dy, partial, 0)); });
+        t.tc_mma[1] = time_it([&](int) { CK(tf32x3::grad_weight(B, dy, pieces, static_cast<float*>(b.gw), 0)); });
+        if (B <= tf32x3::kGradWOneChunkMaxB)
+          t.tc_one_chunk = time_it([&](int) { CK(tf32x3::grad_weight_one_chunk(B, dy, pieces, static_cast<float*>(b.gw), 0)); });
+        t.tc_bwd = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
+      }
       if (!f32 && g_compare) {
         // Each GEMM alone: forward with each implementation; backward with one GEMM varied
         // and the other on mma.sync.
@@ -511,7 +550,7 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
   CK(cudaMalloc(&b.work_dy, sizeof(T) * ny));
   {
     Problem p{storage_of<T>(), BMAX, K, N};
-    b.ws_bytes = std::max(forward_workspace_bytes(p), backward_workspace_bytes(p));
+    b.ws_bytes = std::max({forward_workspace_bytes(p), backward_workspace_bytes(p), backward_fp32_tc_workspace_bytes(p)});
     CK(cudaMalloc(&b.ws, b.ws_bytes));
     std::printf("%s workspace at B=%d: forward %zu bytes, backward %zu bytes\n", tn, BMAX,
                 forward_workspace_bytes(p), backward_workspace_bytes(p));
@@ -604,6 +643,39 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     report(same, std::string(tn) + " run-to-run / stream-to-stream bytes identical (B=2048)");
   }
 
+  // ---- --fp32-tc-backward: every kernel of each GEMM gives the automatic choice's bytes
+  if (g_fp32_tc && sizeof(T) == 4) {
+    const Fp32TileChoice saved = g_fp32_tc_choice;
+    const Fp32Tiles a = Fp32Tiles::automatic;
+    const std::pair<const char*, Fp32TileChoice> kernels[] = {
+        {"d_temb mma.sync", {a, Fp32Tiles::narrow, a}},
+        {"d_temb wgmma narrow", {a, Fp32Tiles::wgmma_narrow, a}},
+        {"d_temb wgmma medium", {a, Fp32Tiles::wgmma_medium, a}},
+        {"d_temb wgmma wide", {a, Fp32Tiles::wgmma_wide, a}},
+        {"grad_weight mma.sync", {a, a, Fp32Tiles::narrow}},
+        {"grad_weight wgmma", {a, a, Fp32Tiles::wgmma_wide}},
+        {"grad_weight one chunk", {a, a, Fp32Tiles::row_block}}};
+    for (int B : {1, 7, 20, 32, 100, BMAX}) {
+      g_fp32_tc_choice = {};
+      poison<T>(b);
+      run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
+      const auto gt = to_host<T>(b.gtemb, std::size_t(B) * K);
+      const auto gw = to_host<T>(b.gw, nw);
+      const auto gb = to_host<T>(b.gb, N);
+      for (const auto& [name, choice] : kernels) {
+        if (choice.grad_weight == Fp32Tiles::row_block && B > 32) continue;
+        g_fp32_tc_choice = choice;
+        poison<T>(b);
+        run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
+        const bool same = to_host<T>(b.gtemb, std::size_t(B) * K) == gt && to_host<T>(b.gw, nw) == gw &&
+                          to_host<T>(b.gb, N) == gb;
+        report(same, std::string("fp32 tensor-core backward, ") + name + ": the automatic choice's bytes (B=" +
+                         std::to_string(B) + ")");
+      }
+    }
+    g_fp32_tc_choice = saved;
+  }
+
   // ---- CUDA graph: fwd+bwd at B = 64 captured (global mode) on a stream and replayed gives
   // the bytes of a direct launch
   {
@@ -623,7 +695,7 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     BackwardTensors bt{b.temb[0], b.w[0], b.dy[0], b.gtemb, b.gw, b.gb};
     CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
     const cudaError_t ef = launch_forward(p, ft, b.ws, b.ws_bytes, st);
-    const cudaError_t eb = launch_backward(p, bt, b.ws, b.ws_bytes, st);
+    const cudaError_t eb = backward_call(p, bt, b.ws, b.ws_bytes, st, {});
     cudaGraph_t graph = nullptr;
     const cudaError_t ec = cudaStreamEndCapture(st, &graph);
     bool ok = ef == cudaSuccess && eb == cudaSuccess && ec == cudaSuccess;
@@ -936,6 +1008,19 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--fp32-only") == 0) fp32_only = true;
     if (std::strcmp(argv[i], "--timing-only") == 0) g_timing_only = true;
     if (std::strcmp(argv[i], "--compare-gemms") == 0) g_compare = true;
+    if (std::strcmp(argv[i], "--fp32-tc-backward") == 0) g_fp32_tc = true;
+    if (std::strcmp(argv[i], "--fp32-tc-dtemb") == 0 && i + 1 < argc) {
+      ++i;
+      const std::string v = argv[i];
+      if (v != "mma" && v != "narrow" && v != "medium" && v != "wide") {
+        std::fprintf(stderr, "kernel_check: --fp32-tc-dtemb takes mma, narrow, medium or wide, not '%s'\n", argv[i]);
+        return 2;
+      }
+      g_fp32_tc_choice.grad_temb = v == "mma"      ? Fp32Tiles::narrow
+                        : v == "narrow" ? Fp32Tiles::wgmma_narrow
+                        : v == "medium" ? Fp32Tiles::wgmma_medium
+                                        : Fp32Tiles::wgmma_wide;
+    }
     if (std::strcmp(argv[i], "--gemms") == 0 && i + 1 < argc) {
       ++i;
       bool known = false;
@@ -988,6 +1073,14 @@ int main(int argc, char** argv) {
             std::printf("bf16 B %5d | fwd %8.4f %8.4f | bwd %8.4f %8.4f\n", t.B, t.stream_fwd[0], t.stream_fwd[1],
                         t.stream_bwd[0], t.stream_bwd[1]);
         }
+  }
+  if (g_fp32_tc) {
+    std::printf("\nfp32 tensor-core backward (ms, median of 25): the whole backward; d_temb wgmma 32 / 64 / 128 batch "
+                "rows; grad_weight wgmma; d_temb and grad_weight on mma.sync; grad_weight one chunk (B <= 32)\n");
+    for (const auto& t : t32)
+      std::printf("B %5d | bwd %8.4f | dt %8.4f %8.4f %8.4f %8.4f %8.4f | gw %8.4f | mma.sync dt %8.4f gw %8.4f | one chunk %8.4f\n",
+                  t.B, t.tc_bwd, t.tc_dtemb[0], t.tc_dtemb[1], t.tc_dtemb[2], t.tc_dtemb[3], t.tc_dtemb[4], t.tc_gradw, t.tc_mma[0], t.tc_mma[1],
+                  t.tc_one_chunk);
   }
   if (g_compare) {
     std::printf("\nfp32 tiled GEMMs (ms, median of 25): fwd with 144 x 64 / 128 x 128 TF32 mma.sync tiles, then the wgmma "
