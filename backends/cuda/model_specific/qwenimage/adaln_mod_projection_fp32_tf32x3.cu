@@ -349,56 +349,6 @@ cudaError_t launch_chain(const Operand& a, const Operand& b, const ChainStore& s
   return launch::kernel<chain_kernel>(grid, kChainThreads, 0, stream, a, b, st, m_extent, k_valid, chunks);
 }
 
-// grad_weight for B <= kGradWOneChunkMaxB (one chunk of the batch) on mma.sync: per element the chain
-// of the kernels above with its one chunk, sum = +0 + acc. k8 steps whose 8 batch rows all lie past B
-// are skipped: they would add only exact zeros to acc (tests/cuda/test_kernel_paths.cpp compares the
-// bytes with the wgmma kernel, which runs them). Written for the write-bound small batches, where the
-// wgmma kernel's one CTA per SM leaves its fixed costs unhidden: a warp owns 16 rows of grad_weight
-// by 256 columns, keeps its rows' pieces of dy in registers, and reads s from L2 (B x 3072 floats),
-// storing each n8 tile as it is done; small CTAs (4 warps), many per SM.
-constexpr int kOneChunkCols = 256, kOneChunkWarps = 4;
-__global__ void __launch_bounds__(32 * kOneChunkWarps) grad_weight_one_chunk_kernel(const float* __restrict__ dy,
-                                                                                    const float* __restrict__ s,
-                                                                                    float* __restrict__ gw, int B) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const int n0 = (blockIdx.y * kOneChunkWarps + warp) * 16;
-  const int k0 = blockIdx.x * kOneChunkCols;
-  const int steps = (B + 7) / 8;
-  await_prior_grids();
-  std::uint32_t ap[kChunk / 8][2][4];  // [step][hi, lo]: A(n, b) = dy[b, n]
-#pragma unroll
-  for (int j = 0; j < kChunk / 8; ++j)
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int b = 8 * j + t + 4 * (q >> 1), n = n0 + g + 8 * (q & 1);
-      tf32_cut(j < steps && b < B ? dy[static_cast<std::int64_t>(b) * kN + n] : 0.0f, ap[j][0][q], ap[j][1][q]);
-    }
-  for (int jt = 0; jt < kOneChunkCols / 8; ++jt) {
-    const int k = k0 + 8 * jt;
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-    for (int j = 0; j < kChunk / 8; ++j) {
-      if (j >= steps) break;
-      std::uint32_t bp[2][2];  // [hi, lo][register]: B(b, k) = s[b, k]
-#pragma unroll
-      for (int q = 0; q < 2; ++q) {
-        const int b = 8 * j + t + 4 * q;
-        tf32_cut(b < B ? s[b * kK + k + g] : 0.0f, bp[0][q], bp[1][q]);
-      }
-      mma_tf32(acc, ap[j][0], bp[1][0], bp[1][1]);
-      mma_tf32(acc, ap[j][1], bp[0][0], bp[0][1]);
-      mma_tf32(acc, ap[j][0], bp[0][0], bp[0][1]);
-    }
-    // D fragment: (row g, columns 2t, 2t + 1), then row g + 8; the fold of the one chunk into +0.
-    *reinterpret_cast<float2*>(gw + static_cast<std::int64_t>(n0 + g) * kK + k + 2 * t) =
-        make_float2(__fadd_rn(0.0f, acc[0]), __fadd_rn(0.0f, acc[1]));
-    *reinterpret_cast<float2*>(gw + static_cast<std::int64_t>(n0 + g + 8) * kK + k + 2 * t) =
-        make_float2(__fadd_rn(0.0f, acc[2]), __fadd_rn(0.0f, acc[3]));
-  }
-  release_dependent_grids();
-}
-
 }  // namespace
 
 cudaError_t fits_current_device(Tile t, bool* fits) { return launch::fits(smem_bytes(t), fits); }
@@ -429,13 +379,6 @@ cudaError_t grad_weight(int B, const float* grad_out, const float* s, float* gra
   const Operand b{s, 1, kK};         // B(k, b) = s[b, k]
   const ChainStore st{grad_weight, kK, 0, kK, false};
   return launch_chain(a, b, st, kN, kK, B, (B + kChunk - 1) / kChunk, 1, stream);
-}
-
-cudaError_t grad_weight_one_chunk(int B, const float* grad_out, const float* s, float* grad_weight,
-                                  cudaStream_t stream) {
-  if (B < 1 || B > kGradWOneChunkMaxB) return cudaErrorInvalidValue;
-  const dim3 grid(kK / kOneChunkCols, kN / (16 * kOneChunkWarps));
-  return launch::kernel<grad_weight_one_chunk_kernel>(grid, 32 * kOneChunkWarps, 0, stream, grad_out, s, grad_weight, B);
 }
 
 }  // namespace rlk::cuda::qwenimage::tf32x3

@@ -42,10 +42,4 @@ cudaError_t forward(Tile t, int B, const float* x, const float* weight, const fl
 cudaError_t dtemb_partials(int B, const float* weight, const float* grad_out, float* partial, cudaStream_t stream);
 cudaError_t grad_weight(int B, const float* grad_out, const float* s, float* grad_weight, cudaStream_t stream);
 
-// grad_weight alone for B <= kGradWOneChunkMaxB (the batch in one chunk): the same chains as
-// grad_weight above and sm90::fp32_grad_weight_wgmma, on a kernel for the write-bound small batches.
-constexpr int kGradWOneChunkMaxB = 32;
-cudaError_t grad_weight_one_chunk(int B, const float* grad_out, const float* s, float* grad_weight,
-                                  cudaStream_t stream);
-
 }  // namespace rlk::cuda::qwenimage::tf32x3

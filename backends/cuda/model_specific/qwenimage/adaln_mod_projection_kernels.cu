@@ -1352,7 +1352,7 @@ std::size_t fp32_tc_s_t_bytes(const Problem& p) {
 
 // Which kernel computes each GEMM of the tensor-core backward (the same bytes whichever).
 enum class TcDTemb { mma_sync, wgmma };
-enum class TcGradW { mma_sync, one_chunk, wgmma };
+enum class TcGradW { mma_sync, wgmma };
 struct TcPlan {
   TcDTemb dtemb = TcDTemb::wgmma;
   sm90::Fp32WgmmaTile dtemb_tile = sm90::Fp32WgmmaTile::batch128;
@@ -1390,9 +1390,7 @@ cudaError_t backward_fp32_tc(int B, const BackwardTensors& t, const Problem& pro
     if (err == cudaSuccess) err = sm90::fp32_grad_weight_wgmma(B, ld, dy, s_t_hi, s_t_lo, gw, stream);
   } else {
     err = launch_silu<float>(t.temb, s, B, stream);
-    if (err == cudaSuccess)
-      err = plan.gradw == TcGradW::one_chunk ? tf32x3::grad_weight_one_chunk(B, dy, s, gw, stream)
-                                             : tf32x3::grad_weight(B, dy, s, gw, stream);
+    if (err == cudaSuccess) err = tf32x3::grad_weight(B, dy, s, gw, stream);
   }
   if (err != cudaSuccess) return err;
   return launch::kernel<backward_finish_kernel<float>>(
@@ -1480,9 +1478,7 @@ cudaError_t launch_backward_fp32_tc(const Problem& problem, const BackwardTensor
   const Fp32Tiles dt = choice.grad_temb, gw = choice.grad_weight;
   const int B = static_cast<int>(problem.B);
   if ((dt != Fp32Tiles::automatic && dt != Fp32Tiles::narrow && !is_wgmma(dt)) ||
-      (gw != Fp32Tiles::automatic && gw != Fp32Tiles::narrow && gw != Fp32Tiles::wgmma_wide &&
-       gw != Fp32Tiles::row_block) ||
-      (gw == Fp32Tiles::row_block && B > tf32x3::kGradWOneChunkMaxB))
+      (gw != Fp32Tiles::automatic && gw != Fp32Tiles::narrow && gw != Fp32Tiles::wgmma_wide))
     return cudaErrorInvalidValue;
   bool usable = false;
   if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
@@ -1497,12 +1493,7 @@ cudaError_t launch_backward_fp32_tc(const Problem& problem, const BackwardTensor
                     : B <= kFp32TcDTembNarrowToB    ? sm90::Fp32WgmmaTile::batch32
                     : B <= kFp32TcDTembMediumToB    ? sm90::Fp32WgmmaTile::batch64
                                                     : sm90::Fp32WgmmaTile::batch128;
-  plan.gradw = gw == Fp32Tiles::narrow                                         ? TcGradW::mma_sync
-               : gw == Fp32Tiles::row_block                                    ? TcGradW::one_chunk
-               : gw == Fp32Tiles::wgmma_wide                                   ? TcGradW::wgmma
-               : B <= tf32x3::kGradWOneChunkMaxB                               ? TcGradW::one_chunk
-               : usable                                                        ? TcGradW::wgmma
-                                                                               : TcGradW::mma_sync;
+  plan.gradw = gw == Fp32Tiles::narrow || !usable ? TcGradW::mma_sync : TcGradW::wgmma;
   return backward_fp32_tc(B, tensors, problem, workspace, plan, stream);
 }
 

@@ -121,10 +121,9 @@ cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tenso
 // chain (truncated pieces; per chunk of 32 reduction steps a fresh tensor-core accumulator, added
 // into one FP32 sum), d_temb in the kSplitN fixed slices combined as the operator's backward
 // combines them; on the wgmma kernels where they run (compute capability 9.0 with the sm_90a build),
-// elsewhere on mma.sync ones (tf32x3::dtemb_partials, tf32x3::grad_weight), and grad_weight for
-// B <= tf32x3::kGradWOneChunkMaxB on tf32x3::grad_weight_one_chunk. Forcing (the same bytes):
+// elsewhere on mma.sync ones (tf32x3::dtemb_partials, tf32x3::grad_weight). Forcing (the same bytes):
 // `grad_temb` wgmma_narrow / wgmma_medium / wgmma_wide (d_temb's wgmma tile) or narrow (mma.sync);
-// `grad_weight` wgmma_wide (wgmma), narrow (mma.sync) or row_block (the one-chunk kernel, B <= 32);
+// `grad_weight` wgmma_wide (wgmma) or narrow (mma.sync);
 // a forced wgmma kernel is refused with cudaErrorNotSupported where it cannot run; any other value,
 // B < 1 or a workspace smaller than backward_fp32_tc_workspace_bytes with cudaErrorInvalidValue.
 std::size_t backward_fp32_tc_workspace_bytes(const Problem& problem);

@@ -72,7 +72,8 @@ struct Shape {
   static constexpr int kBTileBytes = kRowsN * kChunk * 4;
   static constexpr int kStageBytes = kATileBytes + 2 * kBTileBytes;  // A, B_hi, B_lo
   // Two consumers: one CTA per SM with 192 KB of stages. One consumer (the small-B d_temb, where
-  // 64 rows per CTA make enough CTAs): 64 KB, so that three CTAs share an SM.
+  // 64 rows per CTA make enough CTAs): 64 KB, so that three CTAs share an SM (two with 32 batch rows,
+  // whose registers do not fit three).
   static constexpr int kStagesBytes = kConsumers == 2 ? 192 * 1024 : 64 * 1024;
   static constexpr int kStages = kStagesBytes / kStageBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + 1024 + 2 * kStages * 8;  // + alignment + barriers
@@ -155,8 +156,8 @@ __device__ __forceinline__ int a_row(int w, int r) {
 // chunk's tiles into the stages; rows past either operand's extent are zeros from TMA's
 // out-of-bounds fill and add exact zeros; sums of rows past n_valid are never stored.
 template <int kRowsN, int kConsumers, AMajor kA>
-__global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumers == 2 ? 1 : 3)
-    chain_kernel(const __grid_constant__ Maps maps, const Store st, int chunks) {
+__global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumers == 2 ? 1 : kRowsN <= 16 ? 3 : 2)
+    chain_kernel(const __grid_constant__ Maps maps, const Store st, int chunks, int tiles) {
   using S = Shape<kRowsN, kConsumers>;
   constexpr int kStages = S::kStages, kStageBytes = S::kStageBytes, kAcc = S::kAcc;
   extern __shared__ unsigned char smem_raw[];
@@ -166,7 +167,10 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumer
   std::uint64_t* empty = full + kStages;
   const int t = threadIdx.x;
   const int wg = t / 128;
-  const int n0 = blockIdx.x * kRowsN;  // consecutive CTAs share A's tile (read from L2 after the first)
+  // `tiles` consecutive N tiles per CTA, one after the other through the same stages (the producer
+  // runs ahead into the next tile while the consumers store one); consecutive CTAs share A's tile
+  // (read from L2 after the first).
+  const int n_first = blockIdx.x * tiles * kRowsN;
   const int m0 = blockIdx.y * S::kRowsM;
   const int k0 = blockIdx.z * chunks * kChunk;
   if (t == 0) stages_init(full, empty, kStages, kConsumers);
@@ -179,9 +183,9 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumer
   if (wg == kConsumers) {  // producer
     if constexpr (kConsumers == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     if (t == 128 * kConsumers) {
-      for (int c = 0; c < chunks; ++c) {
-        const int s = stage_acquire(full, empty, c, kStages, kStageBytes);
-        const int k = k0 + c * kChunk;
+      for (int f = 0; f < tiles * chunks; ++f) {
+        const int s = stage_acquire(full, empty, f, kStages, kStageBytes);
+        const int k = k0 + (f % chunks) * kChunk, n0 = n_first + (f / chunks) * kRowsN;
         if constexpr (kA == AMajor::k) {
           tma_load(tile(s, 0), &maps.a, k, m0, &full[s]);
         } else {
@@ -210,79 +214,86 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumer
     box_off[h] = (m / 32) * 4096 + (m % 4) * 4;
     box_unit[h] = (m % 32) / 4;
   }
-  float sum[kAcc], acc[kAcc];
+  float* out = st.out + blockIdx.z * st.slice_stride;
+  for (int tl = 0; tl < tiles; ++tl) {
+    const int n0 = n_first + tl * kRowsN;
+    float sum[kAcc], acc[kAcc];
 #pragma unroll
-  for (int i = 0; i < kAcc; ++i) sum[i] = 0.0f;
-  for (int c = 0; c < chunks; ++c) {
-    const int s = c % kStages;
-    mbar_wait(&full[s], (c / kStages) & 1);
-    const unsigned char* a = tile(s, 0) + wg * 64 * 128;  // this warpgroup's 64 rows of A
-    const unsigned char* b_hi = tile(s, 1);
-    const unsigned char* b_lo = tile(s, 2);
-    std::uint32_t hi[4][4], lo[4][4];
+    for (int i = 0; i < kAcc; ++i) sum[i] = 0.0f;
+    for (int c = 0; c < chunks; ++c) {
+      const int f = tl * chunks + c;
+      const int s = f % kStages;
+      mbar_wait(&full[s], (f / kStages) & 1);
+      const unsigned char* a = tile(s, 0) + wg * 64 * 128;  // this warpgroup's 64 rows of A
+      const unsigned char* b_hi = tile(s, 1);
+      const unsigned char* b_lo = tile(s, 2);
+      std::uint32_t hi[4][4], lo[4][4];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      std::uint32_t raw[4];
-      if constexpr (kA == AMajor::k) {  // k8 step j: 16-byte units 2j and 2j + 1 of the 128-byte row
-        const int unit = 2 * j + ld_half;
-        device::ldmatrix_x4(raw, a + ld_row * 128 + ((unit ^ (ld_row & 7)) * 16));  // 128-byte swizzle
-      } else {
+      for (int j = 0; j < 4; ++j) {
+        std::uint32_t raw[4];
+        if constexpr (kA == AMajor::k) {  // k8 step j: 16-byte units 2j and 2j + 1 of the 128-byte row
+          const int unit = 2 * j + ld_half;
+          device::ldmatrix_x4(raw, a + ld_row * 128 + ((unit ^ (ld_row & 7)) * 16));  // 128-byte swizzle
+        } else {
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int h = q & 1, k = 8 * j + tq + 4 * (q >> 1);
-          const int off = box_off[h] + k * 128 + ((box_unit[h] ^ (k & 7)) * 16);
-          raw[q] = lds_u32(a + off);
+          for (int q = 0; q < 4; ++q) {
+            const int h = q & 1, k = 8 * j + tq + 4 * (q >> 1);
+            const int off = box_off[h] + k * 128 + ((box_unit[h] ^ (k & 7)) * 16);
+            raw[q] = lds_u32(a + off);
+          }
         }
+#pragma unroll
+        for (int q = 0; q < 4; ++q) tf32_cut(__uint_as_float(raw[q]), hi[j][q], lo[j][q]);
       }
 #pragma unroll
-      for (int q = 0; q < 4; ++q) tf32_cut(__uint_as_float(raw[q]), hi[j][q], lo[j][q]);
+      for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
+      wgmma_fence();
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        wgmma_rs(acc, hi[j], desc_sw128(b_lo + 32 * j));
+        wgmma_rs(acc, lo[j], desc_sw128(b_hi + 32 * j));
+        wgmma_rs(acc, hi[j], desc_sw128(b_hi + 32 * j));
+      }
+      wgmma_commit();
+      wgmma_wait_all();
+      if (t % 128 == 0) mbar_arrive(&empty[s]);
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) sum[i] = sum[i] + acc[i];
+    }
+    if (tl == tiles - 1) release_dependent_grids();
+    // acc index i = 4 j + q: row g + 8 (q / 2) of the warp's fragment, column 8 j + 2 tq + q % 2 of
+    // the tile.
+    if (!st.transposed) {  // grad_weight: the pair (i, i + 1) is two adjacent columns of one row
+#pragma unroll
+      for (int i = 0; i < kAcc; i += 2) {
+        const int m = m0 + wg * 64 + a_row<kA>(warp, g + 8 * ((i % 4) / 2));
+        const int nn = n0 + 8 * (i / 4) + 2 * tq;
+        *reinterpret_cast<float2*>(out + m * st.ld + nn) = make_float2(sum[i], sum[i + 1]);
+      }
+      continue;
     }
 #pragma unroll
-    for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
-    wgmma_fence();
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      wgmma_rs(acc, hi[j], desc_sw128(b_lo + 32 * j));
-      wgmma_rs(acc, lo[j], desc_sw128(b_hi + 32 * j));
-      wgmma_rs(acc, hi[j], desc_sw128(b_hi + 32 * j));
-    }
-    wgmma_commit();
-    wgmma_wait_all();
-    if (t % 128 == 0) mbar_arrive(&empty[s]);
-#pragma unroll
-    for (int i = 0; i < kAcc; ++i) sum[i] = sum[i] + acc[i];
-  }
-  release_dependent_grids();
-  // acc index i = 4 j + q: row g + 8 (q / 2) of the warp's fragment, column 8 j + 2 tq + q % 2 of
-  // the tile.
-  float* out = st.out + blockIdx.z * st.slice_stride;
-  if (!st.transposed) {  // grad_weight: the pair (i, i + 1) is two adjacent columns of one row
-#pragma unroll
-    for (int i = 0; i < kAcc; i += 2) {
+    for (int i = 0; i < kAcc; ++i) {
       const int m = m0 + wg * 64 + a_row<kA>(warp, g + 8 * ((i % 4) / 2));
-      const int nn = n0 + 8 * (i / 4) + 2 * tq;
-      *reinterpret_cast<float2*>(out + m * st.ld + nn) = make_float2(sum[i], sum[i + 1]);
+      const int nn = n0 + 8 * (i / 4) + 2 * tq + i % 2;
+      if (nn < st.n_valid) out[nn * st.ld + m] = st.bias != nullptr ? sum[i] + st.bias[m] : sum[i];
     }
-    return;
-  }
-#pragma unroll
-  for (int i = 0; i < kAcc; ++i) {
-    const int m = m0 + wg * 64 + a_row<kA>(warp, g + 8 * ((i % 4) / 2));
-    const int nn = n0 + 8 * (i / 4) + 2 * tq + i % 2;
-    if (nn < st.n_valid) out[nn * st.ld + m] = st.bias != nullptr ? sum[i] + st.bias[m] : sum[i];
   }
 }
 
 // The chain over `chunks` chunks per slice (grid.z slices) for A's rows [0, m_extent) and B's rows
 // [0, n_extent) (multiples of the tile's extents, or covered by zero fill and n_valid).
+// `tiles` N tiles per CTA (a divisor of the N tile count).
 template <int kRowsN, int kConsumers, AMajor kA>
 cudaError_t launch_chain(const Maps& maps, const Store& st, int chunks, int m_extent, int n_extent, int slices,
-                         cudaStream_t stream) {
+                         cudaStream_t stream, int tiles = 1) {
   using S = Shape<kRowsN, kConsumers>;
   constexpr auto kernel = chain_kernel<kRowsN, kConsumers, kA>;
   if (const cudaError_t err = launch::allow_smem<kernel>(S::kSmemBytes); err != cudaSuccess) return err;
-  const dim3 grid((n_extent + kRowsN - 1) / kRowsN, m_extent / S::kRowsM, slices);
-  return launch::kernel<kernel>(grid, S::kThreads, S::kSmemBytes, stream, maps, st, chunks);
+  const int n_tiles = (n_extent + kRowsN - 1) / kRowsN;
+  if (n_tiles % tiles != 0) return cudaErrorInvalidValue;
+  const dim3 grid(n_tiles / tiles, m_extent / S::kRowsM, slices);
+  return launch::kernel<kernel>(grid, S::kThreads, S::kSmemBytes, stream, maps, st, chunks, tiles);
 }
 
 template <int kRowsN>
@@ -329,6 +340,8 @@ cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, cons
   return cudaErrorInvalidValue;
 }
 
+constexpr int kGradWTilesPerCta = 3;
+
 cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const float* s_t_hi, const float* s_t_lo,
                                    float* grad_weight, cudaStream_t stream) {
   if (B < 1 || ld < B || ld % kChunk != 0) return cudaErrorInvalidValue;
@@ -340,7 +353,9 @@ cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const f
       encode_sw128(fn, &maps.b_lo, s_t_lo, kK, ld, 128) != CUDA_SUCCESS)
     return cudaErrorInvalidValue;
   const Store st{grad_weight, nullptr, kK, 0, kK, false};
-  return launch_chain<128, 2, AMajor::m>(maps, st, ld / kChunk, kN, kK, 1, stream);
+  // Three of the 24 column tiles per CTA (1152 CTAs): at small B, where a tile is one chunk and its
+  // store, one CTA per SM would otherwise pay its start and its loads' latency per tile.
+  return launch_chain<128, 2, AMajor::m>(maps, st, ld / kChunk, kN, kK, 1, stream, kGradWTilesPerCta);
 }
 
 cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, const float* s_lo, const float* weight,

@@ -341,7 +341,7 @@ struct Timing {
   double f32_fwd[2] = {}, f32_bwd_dt[2] = {}, f32_bwd_gw[2] = {}, f32_fwd_wgmma[3] = {};
   // --fp32-tc-backward: the whole backward; d_temb alone on wgmma (32 / 64 / 128 batch rows);
   // grad_weight alone on wgmma; d_temb and grad_weight alone on mma.sync
-  double tc_bwd = 0, tc_dtemb[5] = {}, tc_gradw = 0, tc_mma[2] = {}, tc_one_chunk = 0;
+  double tc_bwd = 0, tc_dtemb[5] = {}, tc_gradw = 0, tc_mma[2] = {};
 };
 
 constexpr Fp32Tiles kFp32Tiles[2] = {Fp32Tiles::narrow, Fp32Tiles::wide};
@@ -481,8 +481,6 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
         });
         t.tc_mma[0] = time_it([&](int) { CK(tf32x3::dtemb_partials(B, w, dy, partial, 0)); });
         t.tc_mma[1] = time_it([&](int) { CK(tf32x3::grad_weight(B, dy, pieces, static_cast<float*>(b.gw), 0)); });
-        if (B <= tf32x3::kGradWOneChunkMaxB)
-          t.tc_one_chunk = time_it([&](int) { CK(tf32x3::grad_weight_one_chunk(B, dy, pieces, static_cast<float*>(b.gw), 0)); });
         t.tc_bwd = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
       }
       if (!f32 && g_compare) {
@@ -653,8 +651,7 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
         {"d_temb wgmma medium", {a, Fp32Tiles::wgmma_medium, a}},
         {"d_temb wgmma wide", {a, Fp32Tiles::wgmma_wide, a}},
         {"grad_weight mma.sync", {a, a, Fp32Tiles::narrow}},
-        {"grad_weight wgmma", {a, a, Fp32Tiles::wgmma_wide}},
-        {"grad_weight one chunk", {a, a, Fp32Tiles::row_block}}};
+        {"grad_weight wgmma", {a, a, Fp32Tiles::wgmma_wide}}};
     for (int B : {1, 7, 20, 32, 100, BMAX}) {
       g_fp32_tc_choice = {};
       poison<T>(b);
@@ -663,7 +660,6 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
       const auto gw = to_host<T>(b.gw, nw);
       const auto gb = to_host<T>(b.gb, N);
       for (const auto& [name, choice] : kernels) {
-        if (choice.grad_weight == Fp32Tiles::row_block && B > 32) continue;
         g_fp32_tc_choice = choice;
         poison<T>(b);
         run_bwd<T>(b, B, b.temb[0], b.w[0], b.dy[0], 0);
@@ -1075,12 +1071,11 @@ int main(int argc, char** argv) {
         }
   }
   if (g_fp32_tc) {
-    std::printf("\nfp32 tensor-core backward (ms, median of 25): the whole backward; d_temb wgmma 32 / 64 / 128 batch "
-                "rows; grad_weight wgmma; d_temb and grad_weight on mma.sync; grad_weight one chunk (B <= 32)\n");
+    std::printf("\nfp32 tensor-core backward (ms, median of 25): the whole backward; d_temb wgmma 8 / 16 / 32 / 64 / 128 batch "
+                "rows; grad_weight wgmma; d_temb and grad_weight on mma.sync\n");
     for (const auto& t : t32)
-      std::printf("B %5d | bwd %8.4f | dt %8.4f %8.4f %8.4f %8.4f %8.4f | gw %8.4f | mma.sync dt %8.4f gw %8.4f | one chunk %8.4f\n",
-                  t.B, t.tc_bwd, t.tc_dtemb[0], t.tc_dtemb[1], t.tc_dtemb[2], t.tc_dtemb[3], t.tc_dtemb[4], t.tc_gradw, t.tc_mma[0], t.tc_mma[1],
-                  t.tc_one_chunk);
+      std::printf("B %5d | bwd %8.4f | dt %8.4f %8.4f %8.4f %8.4f %8.4f | gw %8.4f | mma.sync dt %8.4f gw %8.4f\n",
+                  t.B, t.tc_bwd, t.tc_dtemb[0], t.tc_dtemb[1], t.tc_dtemb[2], t.tc_dtemb[3], t.tc_dtemb[4], t.tc_gradw, t.tc_mma[0], t.tc_mma[1]);
   }
   if (g_compare) {
     std::printf("\nfp32 tiled GEMMs (ms, median of 25): fwd with 144 x 64 / 128 x 128 TF32 mma.sync tiles, then the wgmma "
