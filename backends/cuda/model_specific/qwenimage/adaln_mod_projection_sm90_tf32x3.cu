@@ -55,6 +55,7 @@ using device::kN;
 using device::kSplitN;  // d_temb's fixed slices of N
 constexpr int kChunk = 32;
 constexpr int kChunks = kK / kChunk;
+constexpr int kGradWTilesPerCta = 3;  // grad_weight's column tiles per CTA (fp32_grad_weight_wgmma)
 static_assert(kChunk * 4 == 128 && kN % 128 == 0 && kK % kChunk == 0 && (kN / kSplitN) % kChunk == 0);
 
 // A's layout in global memory. K-major: rows of K (W in the forward), read in 128 x 32 boxes and
@@ -72,8 +73,7 @@ struct Shape {
   static constexpr int kBTileBytes = kRowsN * kChunk * 4;
   static constexpr int kStageBytes = kATileBytes + 2 * kBTileBytes;  // A, B_hi, B_lo
   // Two consumers: one CTA per SM with 192 KB of stages. One consumer (the small-B d_temb, where
-  // 64 rows per CTA make enough CTAs): 64 KB, so that three CTAs share an SM (two with 32 batch rows,
-  // whose registers do not fit three).
+  // 64 rows per CTA make enough CTAs): 64 KB, so that three CTAs share an SM.
   static constexpr int kStagesBytes = kConsumers == 2 ? 192 * 1024 : 64 * 1024;
   static constexpr int kStages = kStagesBytes / kStageBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + 1024 + 2 * kStages * 8;  // + alignment + barriers
@@ -155,9 +155,10 @@ __device__ __forceinline__ int a_row(int w, int r) {
 // registers); B's pieces come cut, K-major. A producer warpgroup issues the TMA loads of each
 // chunk's tiles into the stages; rows past either operand's extent are zeros from TMA's
 // out-of-bounds fill and add exact zeros; sums of rows past n_valid are never stored.
-template <int kRowsN, int kConsumers, AMajor kA>
-__global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumers == 2 ? 1 : kRowsN <= 16 ? 3 : 2)
-    chain_kernel(const __grid_constant__ Maps maps, const Store st, int chunks, int tiles) {
+template <int kRowsN, int kConsumers, AMajor kA, int kTiles>
+__global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumers == 2 ? 1 : 3)
+    chain_kernel(const __grid_constant__ Maps maps, const Store st, int chunks) {
+  constexpr int tiles = kTiles;
   using S = Shape<kRowsN, kConsumers>;
   constexpr int kStages = S::kStages, kStageBytes = S::kStageBytes, kAcc = S::kAcc;
   extern __shared__ unsigned char smem_raw[];
@@ -167,7 +168,7 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumer
   std::uint64_t* empty = full + kStages;
   const int t = threadIdx.x;
   const int wg = t / 128;
-  // `tiles` consecutive N tiles per CTA, one after the other through the same stages (the producer
+  // kTiles consecutive N tiles per CTA, one after the other through the same stages (the producer
   // runs ahead into the next tile while the consumers store one); consecutive CTAs share A's tile
   // (read from L2 after the first).
   const int n_first = blockIdx.x * tiles * kRowsN;
@@ -214,7 +215,6 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumer
     box_off[h] = (m / 32) * 4096 + (m % 4) * 4;
     box_unit[h] = (m % 32) / 4;
   }
-  float* out = st.out + blockIdx.z * st.slice_stride;
   for (int tl = 0; tl < tiles; ++tl) {
     const int n0 = n_first + tl * kRowsN;
     float sum[kAcc], acc[kAcc];
@@ -263,6 +263,7 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumer
     if (tl == tiles - 1) release_dependent_grids();
     // acc index i = 4 j + q: row g + 8 (q / 2) of the warp's fragment, column 8 j + 2 tq + q % 2 of
     // the tile.
+    float* out = st.out + blockIdx.z * st.slice_stride;
     if (!st.transposed) {  // grad_weight: the pair (i, i + 1) is two adjacent columns of one row
 #pragma unroll
       for (int i = 0; i < kAcc; i += 2) {
@@ -283,17 +284,20 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumer
 
 // The chain over `chunks` chunks per slice (grid.z slices) for A's rows [0, m_extent) and B's rows
 // [0, n_extent) (multiples of the tile's extents, or covered by zero fill and n_valid).
-// `tiles` N tiles per CTA (a divisor of the N tile count).
-template <int kRowsN, int kConsumers, AMajor kA>
+// kTiles N tiles per CTA (a divisor of the N tile count; a compile-time count, so that the kernels of
+// one tile per CTA keep their registers: measured, a runtime loop slowed d_temb's 128-row tiles by
+// ~20% and made the 32-row ones spill at three CTAs per SM).
+template <int kRowsN, int kConsumers, AMajor kA, int kTiles = 1>
 cudaError_t launch_chain(const Maps& maps, const Store& st, int chunks, int m_extent, int n_extent, int slices,
-                         cudaStream_t stream, int tiles = 1) {
+                         cudaStream_t stream) {
   using S = Shape<kRowsN, kConsumers>;
-  constexpr auto kernel = chain_kernel<kRowsN, kConsumers, kA>;
+  constexpr auto kernel = chain_kernel<kRowsN, kConsumers, kA, kTiles>;
+  constexpr int tiles = kTiles;
   if (const cudaError_t err = launch::allow_smem<kernel>(S::kSmemBytes); err != cudaSuccess) return err;
   const int n_tiles = (n_extent + kRowsN - 1) / kRowsN;
   if (n_tiles % tiles != 0) return cudaErrorInvalidValue;
   const dim3 grid(n_tiles / tiles, m_extent / S::kRowsM, slices);
-  return launch::kernel<kernel>(grid, S::kThreads, S::kSmemBytes, stream, maps, st, chunks, tiles);
+  return launch::kernel<kernel>(grid, S::kThreads, S::kSmemBytes, stream, maps, st, chunks);
 }
 
 template <int kRowsN>
@@ -340,8 +344,6 @@ cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, cons
   return cudaErrorInvalidValue;
 }
 
-constexpr int kGradWTilesPerCta = 3;
-
 cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const float* s_t_hi, const float* s_t_lo,
                                    float* grad_weight, cudaStream_t stream) {
   if (B < 1 || ld < B || ld % kChunk != 0) return cudaErrorInvalidValue;
@@ -355,7 +357,7 @@ cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const f
   const Store st{grad_weight, nullptr, kK, 0, kK, false};
   // Three of the 24 column tiles per CTA (1152 CTAs): at small B, where a tile is one chunk and its
   // store, one CTA per SM would otherwise pay its start and its loads' latency per tile.
-  return launch_chain<128, 2, AMajor::m>(maps, st, ld / kChunk, kN, kK, 1, stream, kGradWTilesPerCta);
+  return launch_chain<128, 2, AMajor::m, kGradWTilesPerCta>(maps, st, ld / kChunk, kN, kK, 1, stream);
 }
 
 cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, const float* s_lo, const float* weight,
