@@ -1,7 +1,7 @@
 // Device helpers shared by the CUDA kernels of qwenimage_adaln_mod_projection: the pieces of
 // the arithmetic contract (docs/operators/qwenimage-adaln-mod-projection.md) that more than one
 // kernel evaluates, and the cp.async primitives. Kernels that must give each other's bytes
-// (adaln_mod_projection_kernels.cu and adaln_mod_projection_fp32_stream.cu) call these very
+// (adaln_mod_projection_kernels.cu and the streaming and tensor-core TUs beside it) call these very
 // functions, compiled with the same strict-IEEE options (no fast math, which the probe checks).
 #pragma once
 
@@ -16,9 +16,6 @@ constexpr int kK = 3072;
 constexpr int kN = 18432;
 // Fixed split count of the d_temb reduction over N (never depends on B).
 constexpr int kSplitN = 8;
-// fp32 grad_weight: batch rows per compensated chunk (each chunk is an FMA chain from 0 folded
-// into a TwoSum pair); part of the fp32 bytes, shared by the tiled and the streaming kernels.
-constexpr int kFp32GradWChunk = 16;
 
 // grad_bias: batch rows per chunk, and thread groups whose (hi, lo) pairs are combined.
 constexpr int kBiasChunk = 32;

@@ -16,32 +16,28 @@
 // The fp32 forward runs on tensor cores, the 3xTF32 chains of adaln_mod_projection_fp32_tf32x3.cu
 // (one mma.sync kernel template in four tilings, and from B = 17 on sm_90a the wgmma kernel of
 // adaln_mod_projection_sm90_tf32x3.cu in three tilings; chosen by B, the same bytes whichever runs). The fp32
-// backward has four implementations, the tiled CUDA-core GEMMs below (simt::), for B <= 16 the
-// streaming kernel of adaln_mod_projection_fp32_stream.cu, for grad_weight at 17 <= B <= 64 the
-// row-block kernel of adaln_mod_projection_fp32_gradw.cu, and for d_temb at larger B on sm_90
-// CUTLASS's SIMT GEMMs (adaln_mod_projection_sm90_fp32.cu), which evaluate the same FMA chains
-// (tests/cuda/test_kernel_paths.cpp compares them all).
+// backward's two GEMMs are the same 3xTF32 chains: on sm_90a the wgmma kernel (d_temb in five
+// tilings, grad_weight in one), elsewhere mma.sync kernels (tf32x3::dtemb_partials,
+// tf32x3::grad_weight); tests/cuda/test_kernel_paths.cpp compares them.
 //
 // Reductions (all in ascending order, no atomics). "r-tile" is the op's fixed reduction tile
-// (bf16: mma::*Config::BR, then k16 MMA steps inside it; fp32: single FFMAs, grad_w folding
-// every simt::kBR rows):
+// (bf16: mma::*Config::BR, then k16 MMA steps inside it; fp32: the 3xTF32 chunk of 32):
 //   forward   y[b,n]   bf16: over k, r-tile by r-tile, into one FP32 accumulator; + bias in FP32.
 //                      fp32: see adaln_mod_projection_fp32_tf32x3.cu.
-//   d_temb    g[b,k]   over n: kSplitN fixed slices of N / kSplitN, each r-tile by r-tile;
+//   d_temb    g[b,k]   over n: kSplitN fixed slices of N / kSplitN, each r-tile by r-tile (fp32: the
+//                      3xTF32 chain over the slice);
 //                      FP32 partials in the workspace, combined in ascending slice order by
 //                      dtemb_combine (in backward_finish_kernel, or in the streaming bf16
 //                      grad_weight kernel that replaces it), which also applies silu'.
 //   grad_w    gw[n,k]  over b in r-tile-row chunks starting at row 0 (a partial chunk is
 //                      zero-filled). bf16: the chunks accumulate in the MMA accumulator. fp32:
-//                      each chunk is summed in a fresh register and folded into a TwoSum
-//                      compensated (hi, lo) pair.
+//                      the 3xTF32 chain over b (chunks of 32 rows, each in a fresh tensor-core
+//                      accumulator added into one FP32 sum).
 //   grad_b    gb[n]    over b in kBiasChunk-row chunks (see grad_bias_block), compensated.
 // Every output is rounded to storage exactly once, at the end (round-to-nearest-even).
 #include "adaln_mod_projection_kernels.hpp"
 #include "adaln_mod_projection_bf16_stream.hpp"
 #include "adaln_mod_projection_device.cuh"
-#include "adaln_mod_projection_fp32_gradw.hpp"
-#include "adaln_mod_projection_fp32_stream.hpp"
 #include "adaln_mod_projection_fp32_tf32x3.hpp"
 #include "adaln_mod_projection_launch.hpp"
 #include "adaln_mod_projection_sm90.hpp"
@@ -646,214 +642,6 @@ using GradWConfig = Config<128, 128, 32, 2, 2, 4, true, Op::kGradW>;
 
 }  // namespace mma
 
-// ---------------------------------------------------------------------------------------------
-// fp32: CUDA-core FFMA (no TF32), operands through a cp.async pipeline, three tilings (64 x 64
-// with 4 x 4 outputs per thread, 64 x 128 with 4 x 8, and for the forward 144 x 64 with 9 x 4)
-// chosen per GEMM by B; see gemm_kernel.
-namespace simt {
-
-constexpr int kBR = kFp32GradWChunk;  // reduction steps per pipeline stage = grad_w's chunk (part of the bytes)
-constexpr int kThreads = 256;
-constexpr int kStages = 6;
-// r-contiguous operands are stored [i][r] with rows of kBR + 4 floats: five 16-byte units, an
-// odd count, so the 8 rows a quarter-warp reads (consecutive i) fall in distinct bank groups.
-constexpr int kRPitch = kBR + 4;
-
-template <bool rcontig, int I>
-constexpr int tile_elems() {
-  return rcontig ? I * kRPitch : kBR * I;  // i-contiguous: [r][i], rows of I floats
-}
-
-// The j-th row (of TM) of the A tile that thread tm of 16 owns: for an r-contiguous A, rows
-// tm + 16 j (the 8 lanes of a quarter-warp, consecutive tm, read 8 different rows: distinct bank
-// groups by the odd row pitch); for an i-contiguous A, groups of 4 adjacent rows,
-// tm * 4 + 64 (j / 4) + j % 4 (a quarter-warp reads 8 adjacent 16-byte units). The B columns a
-// thread owns are TC adjacent ones, tc * TC + j: a quarter-warp shares tc, so its B reads are
-// broadcasts whatever the layout, and columns past B leave whole warps idle at small B.
-template <bool rcontig>
-__device__ __forceinline__ int owned(int t, int j) {
-  return rcontig ? t + 16 * j : t * 4 + 64 * (j / 4) + j % 4;
-}
-
-// The values of reduction step `r` (= r4 + rr) at an operand's T owned indices: taken from
-// `quad`, the 16-byte loads of the four steps r4 .. r4 + 3 (r-contiguous: quad[j] holds them for
-// index j), or loaded now as T / 4 groups of 4 adjacent indices at first + stride * g of row r
-// (i-contiguous tile, rows of `row_elems` floats).
-template <bool rcontig, int T>
-__device__ __forceinline__ void step_values(float (&v)[T], const float4 (&quad)[rcontig ? T : 1], const float* tile,
-                                            int row_elems, int r, int rr, int first, int stride) {
-  if constexpr (rcontig) {
-#pragma unroll
-    for (int j = 0; j < T; ++j) v[j] = rr == 0 ? quad[j].x : rr == 1 ? quad[j].y : rr == 2 ? quad[j].z : quad[j].w;
-  } else {
-#pragma unroll
-    for (int g = 0; g < T / 4; ++g) {
-      const float4 q = *reinterpret_cast<const float4*>(&tile[r * row_elems + first + stride * g]);
-      v[4 * g] = q.x, v[4 * g + 1] = q.y, v[4 * g + 2] = q.z, v[4 * g + 3] = q.w;
-    }
-  }
-}
-
-// One stage (kBR reduction steps from r0) of an operand whose i-range starts at i0; storage rows
-// at or beyond row_limit (r-contiguous: i; i-contiguous: r) are zero-filled without a read.
-template <bool rcontig, int I>
-__device__ __forceinline__ void load_stage(float* dst, const float* g, std::int64_t ld, int i0, int r0, int row_limit) {
-  constexpr int kChunksPerRow = rcontig ? kBR / 4 : I / 4;
-  constexpr int kChunks = (rcontig ? I : kBR) * kChunksPerRow;
-#pragma unroll
-  for (int n = 0; n < (kChunks + kThreads - 1) / kThreads; ++n) {
-    const int idx = n * kThreads + static_cast<int>(threadIdx.x);
-    if constexpr (kChunks % kThreads != 0) {  // the 144-row forward tiles: the last round is partial
-      if (idx >= kChunks) break;
-    }
-    const int row = idx / kChunksPerRow;
-    const int chunk = idx % kChunksPerRow;
-    const int grow = rcontig ? i0 + row : r0 + row;
-    const bool ok = grow < row_limit;
-    const float* src = rcontig ? g + static_cast<std::int64_t>(grow) * ld + r0 + chunk * 4
-                               : g + static_cast<std::int64_t>(grow) * ld + i0 + chunk * 4;
-    cp_async16(dst + row * (rcontig ? kRPitch : I) + chunk * 4, ok ? src : g, ok ? 16 : 0);
-  }
-}
-
-template <Op op, int TM, int TC>
-struct Shape {
-  using L = OpLayout<op>;
-  static constexpr int BM = 16 * TM, BC = 16 * TC;
-  static constexpr int kAElems = tile_elems<L::a_rcontig, BM>();
-  static constexpr int kStageElems = kAElems + tile_elems<L::b_rcontig, BC>();
-  static constexpr std::size_t kSmemBytes = std::size_t(kStages) * kStageElems * sizeof(float);
-};
-
-// CTA tile (16 TM) x (16 TC) outputs, 256 threads as 16 (m) x 16 (c), each TM x TC of them; the
-// operands stream through a kStages-deep cp.async pipeline of kBR reduction steps per stage,
-// stored as they lie in memory, and are read with 16-byte shared loads (r-contiguous: four
-// steps of one owned row; i-contiguous: four owned indices of one step). One element's
-// arithmetic: forward and d_temb chain fmaf over r ascending from 0 into one register; grad_w
-// chains each kBR-row chunk from 0 and folds it into (hi, lo) with TwoSum, for the chunks that
-// hold a row < B (r_len = B rounded up to kBR). The tile shape never enters it.
-template <Op op, int TM, int TC>
-__global__ void __launch_bounds__(kThreads) gemm_kernel(GemmParams p) {
-  using S = Shape<op, TM, TC>;
-  using L = OpLayout<op>;
-  constexpr bool ar = L::a_rcontig, br = L::b_rcontig;
-  constexpr bool kFold = op == Op::kGradW;
-  extern __shared__ __align__(16) float smem[];
-  const int c0 = blockIdx.x * S::BC;
-  const int m0 = blockIdx.y * S::BM;
-  const int r_base = blockIdx.z * p.r_len;
-  const int tm = threadIdx.x % 16;
-  const int tc = threadIdx.x / 16;
-  const float* ga = static_cast<const float*>(p.a);
-  const float* gb = static_cast<const float*>(p.b);
-  // A thread whose every column is padding skips its FMAs (its outputs are not stored).
-  const bool active = c0 + tc * TC < p.c_valid;
-  const int steps = p.r_len / kBR;
-
-  await_prior_grids();
-  auto issue = [&](int step) {
-    if (step < steps) {
-      float* st = smem + (step % kStages) * S::kStageElems;
-      const int r0 = r_base + step * kBR;
-      load_stage<ar, S::BM>(st, ga, p.lda, m0, r0, p.a_row_limit);
-      load_stage<br, S::BC>(st + S::kAElems, gb, p.ldb, c0, r0, p.b_row_limit);
-    }
-    cp_async_commit();  // an empty group past the end keeps the wait count uniform
-  };
-#pragma unroll
-  for (int step = 0; step < kStages - 1; ++step) issue(step);
-
-  float acc[TM][TC];
-  float hi[kFold ? TM : 1][kFold ? TC : 1];
-  float lo[kFold ? TM : 1][kFold ? TC : 1];
-#pragma unroll
-  for (int i = 0; i < TM; ++i)
-#pragma unroll
-    for (int j = 0; j < TC; ++j) acc[i][j] = 0.0f;
-  if constexpr (kFold) {
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-      for (int j = 0; j < TC; ++j) hi[i][j] = lo[i][j] = 0.0f;
-  }
-
-  for (int step = 0; step < steps; ++step) {
-    cp_async_wait<kStages - 2>();
-    __syncthreads();  // stage `step` landed for every thread; stage step - 1 is consumed
-    issue(step + kStages - 1);
-    const float* sa = smem + (step % kStages) * S::kStageElems;
-    const float* sb = sa + S::kAElems;
-    if (active) {
-#pragma unroll
-      for (int r4 = 0; r4 < kBR; r4 += 4) {
-        float4 a4[ar ? TM : 1], b4[br ? TC : 1];
-        if constexpr (ar) {
-#pragma unroll
-          for (int i = 0; i < TM; ++i) a4[i] = *reinterpret_cast<const float4*>(&sa[owned<true>(tm, i) * kRPitch + r4]);
-        }
-        if constexpr (br) {
-#pragma unroll
-          for (int j = 0; j < TC; ++j) b4[j] = *reinterpret_cast<const float4*>(&sb[(tc * TC + j) * kRPitch + r4]);
-        }
-#pragma unroll
-        for (int rr = 0; rr < 4; ++rr) {
-          float av[TM], bv[TC];
-          // A's i-contiguous groups start at owned<false>(tm, 4 g) = tm * 4 + 64 g.
-          step_values<ar, TM>(av, a4, sa, S::BM, r4 + rr, rr, tm * 4, 64);
-          step_values<br, TC>(bv, b4, sb, S::BC, r4 + rr, rr, tc * TC, 4);
-#pragma unroll
-          for (int i = 0; i < TM; ++i)
-#pragma unroll
-            for (int j = 0; j < TC; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
-        }
-      }
-      if constexpr (kFold) {  // one kBR-row chunk of batch rows: fold it into the compensated sum
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-          for (int j = 0; j < TC; ++j) {
-            two_sum_add(hi[i][j], lo[i][j], acc[i][j]);
-            acc[i][j] = 0.0f;
-          }
-      }
-    }
-  }
-  cp_async_wait<0>();
-  release_dependent_grids();
-
-  if (!active) return;
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int m = m0 + owned<ar>(tm, i);
-#pragma unroll
-    for (int j = 0; j < TC; ++j) {
-      const int c = c0 + tc * TC + j;
-      if constexpr (op == Op::kGradW) {  // the owned columns are adjacent: 16-byte stores
-        if (j % 4 == 0) {
-          const float4 v{two_sum_value(hi[i][j], lo[i][j]), two_sum_value(hi[i][j + 1], lo[i][j + 1]),
-                         two_sum_value(hi[i][j + 2], lo[i][j + 2]), two_sum_value(hi[i][j + 3], lo[i][j + 3])};
-          *reinterpret_cast<float4*>(static_cast<float*>(p.out) + static_cast<std::int64_t>(m) * kK + c) = v;
-        }
-      } else {
-        if (c < p.B)
-          static_cast<float*>(p.out)[static_cast<std::int64_t>(blockIdx.z) * p.B * kK + static_cast<std::int64_t>(c) * kK + m] =
-              acc[i][j];
-      }
-    }
-  }
-}
-
-// Grid: c-tiles (fastest, so CTAs that share an A tile run together), m-tiles, r-slices.
-template <Op op, int TM, int TC>
-cudaError_t launch(const GemmParams& p, int c_extent, int m_extent, int slices, cudaStream_t stream) {
-  using S = Shape<op, TM, TC>;
-  constexpr auto kernel = gemm_kernel<op, TM, TC>;
-  if (const cudaError_t err = launch::allow_smem<kernel>(S::kSmemBytes); err != cudaSuccess) return err;
-  const dim3 grid((c_extent + S::BC - 1) / S::BC, m_extent / S::BM, slices);
-  return launch::kernel<kernel>(grid, kThreads, S::kSmemBytes, stream, p);
-}
-
-}  // namespace simt
 
 // ---------------------------------------------------------------------------------------------
 // Host side.
@@ -1027,10 +815,6 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
   return cudaSuccess;
 }
 
-// fp32 backward: the streaming kernel up to this batch size, the tiled GEMMs above (measured on an
-// H200, docs/notes/cuda-kernels.md). Speed only: the bytes are the same on either side.
-constexpr int kFp32StreamingBackwardUpToB = fp32_stream::kMaxB;
-
 // fp32 forward (tf32x3::): the 8- and 16-row batch tiles (SiLU in the kernel, W streamed once) up
 // to their height, the 144 x 64 tiles above, the 128 x 128 ones from kFp32ForwardWideFromB; where
 // the sm_90a kernels run, the wgmma kernel (sm90::fp32_forward_wgmma) from kFp32ForwardWgmmaFromB:
@@ -1050,11 +834,15 @@ constexpr int kFp32ForwardWgmmaNarrowAgainToB = 96;
 constexpr int kFp32ForwardWgmmaWideFromB = 193;
 static_assert(kFp32ForwardWgmmaFromB > 16, "automatic streaming (B <= 16) is resolved after the wgmma choice");
 
-// The proposed tensor-core fp32 backward's d_temb tiles (launch_backward_fp32_tc): 64 columns of W by
-// 32 batch rows per CTA up to this B (three CTAs per SM: 384 CTAs at B <= 32), 128 by 64 up to the
-// next, 128 by 128 above (first guesses, to be measured).
-constexpr int kFp32TcDTembNarrowToB = 32;
-constexpr int kFp32TcDTembMediumToB = 64;
+// The fp32 backward's d_temb on wgmma: 64 columns of W by 8, 16 or 32 batch rows per CTA (one
+// consumer warpgroup, three CTAs per SM) up to each tile's height, 128 by 64 up to
+// kFp32DTembMediumToB, 128 by 128 above. d_temb alone, ms, 8 / 16 / 32 / 64 / 128 batch rows
+// (dev/kernel_check.cu --fp32-tc-backward on an H200, docs/notes/fp32-on-tensor-cores.md): B = 1
+// 0.066 / 0.068 / 0.080 / 0.104 / 0.172; 16 0.083 / 0.064 / 0.069 / 0.102 / 0.169; 32 0.150 / 0.088
+// / 0.065 / 0.101 / 0.170; 48 - / 0.126 / 0.108 / 0.103 / 0.169; 128 - / 0.310 / 0.194 / 0.163 /
+// 0.192; 192 - / - / 0.284 / 0.242 / 0.293; 208 - / - / 0.335 / 0.294 / 0.273; 2048 - / - / 3.28 /
+// 2.51 / 2.25. Speed only: every tile gives the same bytes.
+constexpr int kFp32DTembMediumToB = 192;
 
 bool is_wgmma(Fp32Tiles t) {
   return t == Fp32Tiles::wgmma_narrow || t == Fp32Tiles::wgmma_medium || t == Fp32Tiles::wgmma_wide;
@@ -1128,80 +916,6 @@ cudaError_t resolve_fp32_forward(const KernelChoice& c, int B, Fp32ForwardPlan* 
   return cudaSuccess;
 }
 
-// Resolves the fp32 `automatic` choice for a call whose automatic switch point is `up_to_b`;
-// refuses a forced streaming choice for a B it does not take (cudaErrorInvalidValue) or on a
-// device without the shared memory it needs (cudaErrorNotSupported).
-cudaError_t resolve_fp32(KernelChoice* g, int B, int up_to_b) {
-  if (g->streaming == Streaming::on && B > fp32_stream::kMaxB) return cudaErrorInvalidValue;
-  if (g->streaming == Streaming::off) return cudaSuccess;
-  bool fits = false;
-  if (const cudaError_t err = fp32_stream::fits_current_device(&fits); err != cudaSuccess) return err;
-  if (g->streaming == Streaming::on && !fits) return cudaErrorNotSupported;
-  if (g->streaming == Streaming::automatic)
-    g->streaming = fits && B <= up_to_b ? Streaming::on : Streaming::off;
-  return cudaSuccess;
-}
-
-// fp32 backward's tiled GEMMs: from which batch size each GEMM runs the 64 x 128 tiles, measured on
-// an H200 (docs/notes/cuda-kernels.md); below it the 64 x 64 ones. From the CUTLASS switch points
-// on, where the sm_90a kernels run, d_temb runs CUTLASS's SIMT GEMMs (sm90::fp32_*) instead, 64 x 128
-// tiles and from the second point 128 x 256 ones: measured with `rlk bench` against these tiles at
-// B = 17 ... 1024 (docs/notes/cuda-kernels.md, fourteenth session), 25 us slower at 64, 62 us faster
-// at 96. Speed only: every tiling gives the same bytes.
-constexpr int kFp32DTembWideFromB = 128;
-constexpr int kFp32GradWWideFromB = 1;  // every B (its c is K = 3072)
-constexpr int kFp32DTembCutlassFromB = 96;
-constexpr int kFp32DTembCutlassWideFromB = 512;
-
-bool is_cutlass(Fp32Tiles t) { return t == Fp32Tiles::cutlass_narrow || t == Fp32Tiles::cutlass_wide; }
-
-sm90::Fp32Tile cutlass_tile(Fp32Tiles t) {
-  return t == Fp32Tiles::cutlass_wide ? sm90::Fp32Tile::wide : sm90::Fp32Tile::narrow;
-}
-
-// Resolves the `automatic` fp32 tilings of the backward's GEMMs, and refuses (before anything is
-// launched) a forced tiling a GEMM does not have, cudaErrorInvalidValue: CUTLASS's tiles on
-// grad_weight, the row-block kernel on d_temb, the forward's wgmma kernel on either; or one this device cannot
-// run, cudaErrorNotSupported: CUTLASS's tiles without the sm_90a kernels (they live in the sm90
-// object and are built for sm_90a alone).
-cudaError_t resolve_fp32_tiles(Fp32TileChoice* t, int B) {
-  bool usable = false;
-  if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
-  if (is_cutlass(t->grad_weight) || t->grad_temb == Fp32Tiles::row_block || is_wgmma(t->grad_temb) ||
-      is_wgmma(t->grad_weight))
-    return cudaErrorInvalidValue;
-  bool row_block_fits = false;
-  if (t->grad_weight == Fp32Tiles::row_block || t->grad_weight == Fp32Tiles::automatic) {
-    const bool takes = B >= fp32_gradw::kMinB && B <= fp32_gradw::kMaxB;
-    if (t->grad_weight == Fp32Tiles::row_block && !takes) return cudaErrorInvalidValue;
-    if (takes) {
-      if (const cudaError_t err = fp32_gradw::fits_current_device(B, &row_block_fits); err != cudaSuccess) return err;
-    }
-    if (t->grad_weight == Fp32Tiles::row_block && !row_block_fits) return cudaErrorNotSupported;
-  }
-  if (is_cutlass(t->grad_temb) && !usable) return cudaErrorNotSupported;
-  if (t->grad_temb == Fp32Tiles::automatic)
-    t->grad_temb = usable && B >= kFp32DTembCutlassWideFromB ? Fp32Tiles::cutlass_wide
-                   : usable && B >= kFp32DTembCutlassFromB   ? Fp32Tiles::cutlass_narrow
-                   : B >= kFp32DTembWideFromB                ? Fp32Tiles::wide
-                                                             : Fp32Tiles::narrow;
-  if (t->grad_weight == Fp32Tiles::automatic)
-    t->grad_weight = row_block_fits ? Fp32Tiles::row_block
-                     : B >= kFp32GradWWideFromB ? Fp32Tiles::wide
-                                                : Fp32Tiles::narrow;
-  return cudaSuccess;
-}
-
-// One fp32 tiled GEMM of the library's own tiles (resolved: never automatic or CUTLASS's):
-// c_extent columns, m_extent rows, `slices` r-slices of p.r_len each.
-template <Op op>
-cudaError_t launch_fp32_gemm(Fp32Tiles tiles, const GemmParams& p, int c_extent, int m_extent, int slices,
-                             cudaStream_t stream) {
-  static_assert(op != Op::kForward, "the fp32 forward runs on tensor cores (tf32x3::)");
-  return tiles == Fp32Tiles::wide ? simt::launch<op, 4, 8>(p, c_extent, m_extent, slices, stream)
-                                  : simt::launch<op, 4, 4>(p, c_extent, m_extent, slices, stream);
-}
-
 sm90::BatchTile tile_of(GemmFamily f) {
   return f == GemmFamily::wgmma_narrow           ? sm90::BatchTile::narrow
          : f == GemmFamily::wgmma_swapped        ? sm90::BatchTile::swapped
@@ -1256,17 +970,17 @@ cudaError_t forward_bf16(int B, const ForwardTensors& t, void* ws, const KernelC
   return mma::launch<mma::FwdConfig, Op::kForward>(p, B, kN, 1, stream);
 }
 
-template <class T>
-cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, void* ws,
-                          const KernelChoice& choice, cudaStream_t stream) {
+// The bf16 backward (the fp32 one: backward_fp32 below).
+cudaError_t backward_bf16(int B, const BackwardTensors& t, const Problem& prob, void* ws, const KernelChoice& choice,
+                          cudaStream_t stream) {
+  using T = bf16;
   unsigned char* base = static_cast<unsigned char*>(ws);
   void* s = base;
   float* partial = reinterpret_cast<float*>(base + silu_bytes(prob));
   const std::int64_t count = static_cast<std::int64_t>(B) * kK;  // grad_temb's elements (the finish)
   cudaError_t err = cudaSuccess;
-  // The streaming kernels compute SiLU themselves (bf16 grad_weight: for the smallest B only).
-  const bool silu_in_kernel =
-      choice.streaming == Streaming::on && (sizeof(T) == 4 || B <= kBf16StreamingGradWSiluUpToB);
+  // The streaming grad_weight kernel computes SiLU itself for the smallest B.
+  const bool silu_in_kernel = choice.streaming == Streaming::on && B <= kBf16StreamingGradWSiluUpToB;
   if (!silu_in_kernel) {
     err = launch_silu<T>(t.temb, s, B, stream);
     if (err != cudaSuccess) return err;
@@ -1295,9 +1009,7 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
   gw.out = t.grad_weight;
   gw.B = B;
 
-  if (sizeof(T) == 4 && choice.streaming == Streaming::on) {
-    err = fp32_stream::backward_products(B, t, partial, stream);
-  } else if constexpr (sizeof(T) == 2) {
+  {
     if (choice.grad_temb == GemmFamily::automatic)  // resolved to the streaming kernel
       err = bf16_stream::dtemb_partials(B, t.weight, t.grad_out, partial, stream);
     else
@@ -1320,17 +1032,6 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
           static_cast<T*>(t.grad_bias), B);
     }
     err = mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream);
-  } else {
-    err = is_cutlass(choice.fp32.grad_temb)
-              ? sm90::fp32_dtemb_gemm(cutlass_tile(choice.fp32.grad_temb), B, static_cast<const float*>(t.weight),
-                                      static_cast<const float*>(t.grad_out), partial, stream)
-              : launch_fp32_gemm<Op::kDTemb>(choice.fp32.grad_temb, dt, B, kK, kSplitN, stream);
-    if (err != cudaSuccess) return err;
-    gw.r_len = round_up_int(B, simt::kBR);
-    err = choice.fp32.grad_weight == Fp32Tiles::row_block
-              ? fp32_gradw::grad_weight(B, static_cast<const float*>(s), static_cast<const float*>(t.grad_out),
-                                        static_cast<float*>(t.grad_weight), stream)
-              : launch_fp32_gemm<Op::kGradW>(choice.fp32.grad_weight, gw, kK, kN, 1, stream);
   }
   if (err != cudaSuccess) return err;
 
@@ -1340,50 +1041,74 @@ cudaError_t backward_impl(int B, const BackwardTensors& t, const Problem& prob, 
       static_cast<T*>(t.grad_bias), B);
 }
 
-// The proposed fp32 backward on tensor cores (launch_backward_fp32_tc): grad_out's pieces and s's
-// transposed pieces into the workspace after the d_temb partials, the two wgmma GEMMs of
-// adaln_mod_projection_sm90_tf32x3.cu, then the same finish as the operator's backward (the
-// slices combined in ascending order and silu', grad_bias).
-int fp32_tc_ld(std::int64_t B) { return round_up_int(static_cast<int>(B), 32); }
-std::size_t fp32_tc_dy_bytes(const Problem& p) { return static_cast<std::size_t>(p.B) * kN * sizeof(float); }
-std::size_t fp32_tc_s_t_bytes(const Problem& p) {
-  return static_cast<std::size_t>(kK) * fp32_tc_ld(p.B) * sizeof(float);
+// The fp32 backward: grad_out's pieces and s's transposed pieces into the workspace after the d_temb
+// partials, the two wgmma GEMMs of adaln_mod_projection_sm90_tf32x3.cu (or their mma.sync
+// counterparts), then the finish (the slices combined in ascending order and silu', grad_bias).
+int fp32_s_t_ld(std::int64_t B) { return round_up_int(static_cast<int>(B), 32); }
+std::size_t fp32_dy_bytes(const Problem& p) { return static_cast<std::size_t>(p.B) * kN * sizeof(float); }
+std::size_t fp32_s_t_bytes(const Problem& p) {
+  return static_cast<std::size_t>(kK) * fp32_s_t_ld(p.B) * sizeof(float);
 }
 
-// Which kernel computes each GEMM of the tensor-core backward (the same bytes whichever).
-enum class TcDTemb { mma_sync, wgmma };
-enum class TcGradW { mma_sync, wgmma };
-struct TcPlan {
-  TcDTemb dtemb = TcDTemb::wgmma;
+// Which kernel computes each GEMM of the fp32 backward (the same bytes whichever).
+struct Fp32BackwardPlan {
+  bool dtemb_wgmma = true;
   sm90::Fp32WgmmaTile dtemb_tile = sm90::Fp32WgmmaTile::batch128;
-  TcGradW gradw = TcGradW::wgmma;
+  bool gradw_wgmma = true;
 };
+
+// Resolves the fp32 backward's kernels. grad_temb: `narrow` the mma.sync kernel, `wgmma_narrow` /
+// `wgmma_medium` / `wgmma_wide` the wgmma kernel with 32 / 64 / 128 batch rows per tile, automatic
+// the wgmma kernel (its tile by B) where the sm_90a kernels run, else mma.sync; grad_weight:
+// `narrow` mma.sync, `wgmma_wide` wgmma, automatic as grad_temb. Refuses, before anything runs, any
+// other value or a streaming backward (there is none in fp32) with cudaErrorInvalidValue, and a
+// forced wgmma kernel where it cannot run with cudaErrorNotSupported.
+cudaError_t resolve_fp32_backward(const KernelChoice& c, int B, Fp32BackwardPlan* plan) {
+  const Fp32Tiles dt = c.fp32.grad_temb, gw = c.fp32.grad_weight;
+  if (c.streaming == Streaming::on || (dt != Fp32Tiles::automatic && dt != Fp32Tiles::narrow && !is_wgmma(dt)) ||
+      (gw != Fp32Tiles::automatic && gw != Fp32Tiles::narrow && gw != Fp32Tiles::wgmma_wide))
+    return cudaErrorInvalidValue;
+  bool usable = false;
+  if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
+  if ((is_wgmma(dt) || gw == Fp32Tiles::wgmma_wide) && !usable) return cudaErrorNotSupported;
+  plan->dtemb_wgmma = usable && dt != Fp32Tiles::narrow;
+  plan->dtemb_tile = dt == Fp32Tiles::wgmma_narrow   ? sm90::Fp32WgmmaTile::batch32
+                     : dt == Fp32Tiles::wgmma_medium ? sm90::Fp32WgmmaTile::batch64
+                     : dt == Fp32Tiles::wgmma_wide   ? sm90::Fp32WgmmaTile::batch128
+                     : B <= 8                        ? sm90::Fp32WgmmaTile::batch8
+                     : B <= 16                       ? sm90::Fp32WgmmaTile::batch16
+                     : B <= 32                       ? sm90::Fp32WgmmaTile::batch32
+                     : B <= kFp32DTembMediumToB      ? sm90::Fp32WgmmaTile::batch64
+                                                     : sm90::Fp32WgmmaTile::batch128;
+  plan->gradw_wgmma = usable && gw != Fp32Tiles::narrow;
+  return cudaSuccess;
+}
 
 // grad_out's pieces (wgmma d_temb), then s in FP32 (mma.sync kernels) or its transposed pieces (wgmma
 // grad_weight) in the workspace after the d_temb partials.
-cudaError_t backward_fp32_tc(int B, const BackwardTensors& t, const Problem& prob, void* ws, const TcPlan& plan,
-                             cudaStream_t stream) {
+cudaError_t backward_fp32(int B, const BackwardTensors& t, const Problem& prob, void* ws, const Fp32BackwardPlan& plan,
+                          cudaStream_t stream) {
   unsigned char* base = static_cast<unsigned char*>(ws);
   float* partial = reinterpret_cast<float*>(base);
   float* dy_hi = reinterpret_cast<float*>(base + partial_bytes(prob));
-  float* dy_lo = reinterpret_cast<float*>(base + partial_bytes(prob) + fp32_tc_dy_bytes(prob));
-  float* s_t_hi = reinterpret_cast<float*>(base + partial_bytes(prob) + 2 * fp32_tc_dy_bytes(prob));
-  float* s_t_lo = reinterpret_cast<float*>(base + partial_bytes(prob) + 2 * fp32_tc_dy_bytes(prob) + fp32_tc_s_t_bytes(prob));
+  float* dy_lo = reinterpret_cast<float*>(base + partial_bytes(prob) + fp32_dy_bytes(prob));
+  float* s_t_hi = reinterpret_cast<float*>(base + partial_bytes(prob) + 2 * fp32_dy_bytes(prob));
+  float* s_t_lo = reinterpret_cast<float*>(base + partial_bytes(prob) + 2 * fp32_dy_bytes(prob) + fp32_s_t_bytes(prob));
   float* s = s_t_hi;  // [B, 3072] fits in [3072, ld]
   const float* w = static_cast<const float*>(t.weight);
   const float* dy = static_cast<const float*>(t.grad_out);
   float* gw = static_cast<float*>(t.grad_weight);
-  const int ld = fp32_tc_ld(B);
+  const int ld = fp32_s_t_ld(B);
   const std::int64_t count = static_cast<std::int64_t>(B) * kK;
   cudaError_t err = cudaSuccess;
-  if (plan.dtemb == TcDTemb::mma_sync) {
+  if (!plan.dtemb_wgmma) {
     err = tf32x3::dtemb_partials(B, w, dy, partial, stream);
   } else {
     err = launch_pieces<false>(dy, dy_hi, dy_lo, static_cast<std::int64_t>(B) * kN, stream);
     if (err == cudaSuccess) err = sm90::fp32_dtemb_wgmma(plan.dtemb_tile, B, dy_hi, dy_lo, w, partial, stream);
   }
   if (err != cudaSuccess) return err;
-  if (plan.gradw == TcGradW::wgmma) {
+  if (plan.gradw_wgmma) {
     err = launch::kernel<silu_pieces_t_kernel>(dim3(ld / kTransposeTile, kK / kTransposeTile),
                                                kTransposeTile * kTransposeRows, 0, stream,
                                                static_cast<const float*>(t.temb), s_t_hi, s_t_lo, B, ld);
@@ -1419,6 +1144,9 @@ std::size_t forward_workspace_bytes(const Problem& problem) {
 
 std::size_t backward_workspace_bytes(const Problem& problem) {
   if (!supported(problem)) return 0;
+  // fp32: the partials, grad_out's two pieces and s's two transposed pieces (backward_fp32).
+  if (problem.storage == Storage::float32)
+    return partial_bytes(problem) + 2 * fp32_dy_bytes(problem) + 2 * fp32_s_t_bytes(problem);
   return silu_bytes(problem) + partial_bytes(problem);
 }
 
@@ -1444,14 +1172,10 @@ cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tenso
   if (workspace == nullptr || workspace_bytes < backward_workspace_bytes(problem))
     return cudaErrorInvalidValue;
   const int B = static_cast<int>(problem.B);
+  Fp32BackwardPlan fp32_plan{};
   if (B > 0) {
-    cudaError_t err = cudaSuccess;
-    if (problem.storage == Storage::bfloat16) {
-      err = resolve_bf16(&choice, B, Direction::backward);
-    } else {
-      err = resolve_fp32(&choice, B, kFp32StreamingBackwardUpToB);
-      if (err == cudaSuccess) err = resolve_fp32_tiles(&choice.fp32, B);
-    }
+    const cudaError_t err = problem.storage == Storage::bfloat16 ? resolve_bf16(&choice, B, Direction::backward)
+                                                                 : resolve_fp32_backward(choice, B, &fp32_plan);
     if (err != cudaSuccess) return err;
   }
   if (B == 0) {
@@ -1461,40 +1185,8 @@ cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tenso
     if (err != cudaSuccess) return err;
     return cudaMemsetAsync(tensors.grad_bias, 0, es * kN, stream);
   }
-  return problem.storage == Storage::float32
-             ? backward_impl<float>(B, tensors, problem, workspace, choice, stream)
-             : backward_impl<bf16>(B, tensors, problem, workspace, choice, stream);
-}
-
-std::size_t backward_fp32_tc_workspace_bytes(const Problem& problem) {
-  if (!supported(problem) || problem.storage != Storage::float32) return 0;
-  return partial_bytes(problem) + 2 * fp32_tc_dy_bytes(problem) + 2 * fp32_tc_s_t_bytes(problem);
-}
-
-cudaError_t launch_backward_fp32_tc(const Problem& problem, const BackwardTensors& tensors, void* workspace,
-                                    std::size_t workspace_bytes, cudaStream_t stream, Fp32TileChoice choice) {
-  if (!supported(problem) || problem.storage != Storage::float32 || problem.B < 1) return cudaErrorInvalidValue;
-  if (workspace == nullptr || workspace_bytes < backward_fp32_tc_workspace_bytes(problem)) return cudaErrorInvalidValue;
-  const Fp32Tiles dt = choice.grad_temb, gw = choice.grad_weight;
-  const int B = static_cast<int>(problem.B);
-  if ((dt != Fp32Tiles::automatic && dt != Fp32Tiles::narrow && !is_wgmma(dt)) ||
-      (gw != Fp32Tiles::automatic && gw != Fp32Tiles::narrow && gw != Fp32Tiles::wgmma_wide))
-    return cudaErrorInvalidValue;
-  bool usable = false;
-  if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
-  if ((is_wgmma(dt) || gw == Fp32Tiles::wgmma_wide) && !usable) return cudaErrorNotSupported;
-  TcPlan plan{};
-  plan.dtemb = !usable || dt == Fp32Tiles::narrow ? TcDTemb::mma_sync : TcDTemb::wgmma;
-  plan.dtemb_tile = dt == Fp32Tiles::wgmma_narrow   ? sm90::Fp32WgmmaTile::batch32
-                    : dt == Fp32Tiles::wgmma_medium ? sm90::Fp32WgmmaTile::batch64
-                    : dt == Fp32Tiles::wgmma_wide   ? sm90::Fp32WgmmaTile::batch128
-                    : B <= 8                        ? sm90::Fp32WgmmaTile::batch8
-                    : B <= 16                       ? sm90::Fp32WgmmaTile::batch16
-                    : B <= kFp32TcDTembNarrowToB    ? sm90::Fp32WgmmaTile::batch32
-                    : B <= kFp32TcDTembMediumToB    ? sm90::Fp32WgmmaTile::batch64
-                                                    : sm90::Fp32WgmmaTile::batch128;
-  plan.gradw = gw == Fp32Tiles::narrow || !usable ? TcGradW::mma_sync : TcGradW::wgmma;
-  return backward_fp32_tc(B, tensors, problem, workspace, plan, stream);
+  return problem.storage == Storage::float32 ? backward_fp32(B, tensors, problem, workspace, fp32_plan, stream)
+                                            : backward_bf16(B, tensors, problem, workspace, choice, stream);
 }
 
 cudaError_t run_strict_math_probe(bool* strict, char* detail, std::size_t detail_capacity) {

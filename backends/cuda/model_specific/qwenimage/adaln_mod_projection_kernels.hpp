@@ -65,33 +65,27 @@ enum class GemmFamily {
   wgmma_tall_narrow
 };
 // `streaming`: the streaming kernels for small batches where they exist (fp32 forward for B <= 16:
-// the tensor-core tiles of 8 and 16 batch rows, tf32x3::, which compute SiLU themselves; fp32
-// backward for B <= fp32_stream::kMaxB; bf16 forward for B <= bf16_stream::kMaxB, bf16
+// the tensor-core tiles of 8 and 16 batch rows, tf32x3::, which compute SiLU themselves; bf16 forward for B <= bf16_stream::kMaxB, bf16
 // grad_weight for B <= bf16_stream::kGradWMaxB and, where grad_temb is automatic, bf16 grad_temb
 // for B <= bf16_stream::kDTembMaxB: always with `on`, with `automatic` only on devices without
 // the wgmma GEMMs, whose 256 x 32 d_temb tiles are faster), on devices with the shared memory they
 // need; `off` runs the tiled GEMMs (fp32) or the GEMM families above (bf16).
 // tests/cuda/test_kernel_paths.cpp compares them. `on` is refused with cudaErrorInvalidValue where
 // no streaming kernel applies (a larger B; a forced bf16 family for the GEMM the streaming kernel
-// replaces: forward, grad_weight; a forced fp32 forward tiling), with cudaErrorNotSupported on a
-// device without that memory.
+// replaces: forward, grad_weight; a forced fp32 forward tiling; the fp32 backward, which has none),
+// with cudaErrorNotSupported on a device without that memory.
 enum class Streaming { automatic, off, on };
-// fp32, per GEMM where the tiled kernels run (B past the streaming kernels, or streaming off).
-// The forward (tensor cores, tf32x3::): `narrow` 144 rows of W x 64 batch rows per CTA, `wide`
-// 128 x 128, `wgmma_narrow` / `wgmma_medium` / `wgmma_wide` 128 rows of W x 32 / 64 / 128 batch
-// rows on wgmma (sm90::fp32_forward_wgmma; forward only: refused for d_temb and grad_weight with
-// cudaErrorInvalidValue, and with cudaErrorNotSupported where the sm_90a kernels cannot run); every other value is refused for it with cudaErrorInvalidValue, and
-// a tiling this device lacks the shared memory for with cudaErrorNotSupported. d_temb and grad_weight (CUDA
-// cores): `narrow` 64 x 64 output tiles (4 x 4 per thread), `wide` 64 x 128 (4 x 8 per thread, 128
-// batch columns for grad_temb, 128 K columns for grad_weight), `cutlass_narrow` / `cutlass_wide`
-// CUTLASS's SIMT GEMMs in 64 x 128 / 128 x 256 tiles (grad_temb only; a call forcing them on
-// grad_weight is refused with cudaErrorInvalidValue, and on a device or build without the sm_90a
-// kernels with cudaErrorNotSupported), `row_block` the mid-batch grad_weight kernel (fp32_gradw: 72
-// rows of grad_weight per CTA, looping over K; grad_weight only, for fp32_gradw::kMinB <= B <=
-// fp32_gradw::kMaxB: elsewhere, or on another GEMM, it is refused with cudaErrorInvalidValue, and
-// on a device without its shared memory with cudaErrorNotSupported).
-// Same bytes whichever runs; bf16 calls ignore these fields.
-enum class Fp32Tiles { automatic, narrow, wide, cutlass_narrow, cutlass_wide, row_block, wgmma_narrow, wgmma_medium, wgmma_wide };
+// fp32, per GEMM, all 3xTF32 chains on tensor cores. The forward (where the streaming tiles do not
+// run: B past them, or streaming off): `narrow` 144 rows of W x 64 batch rows per CTA, `wide`
+// 128 x 128 (tf32x3::, mma.sync), `wgmma_narrow` / `wgmma_medium` / `wgmma_wide` 128 rows of W x 32
+// / 64 / 128 batch rows on wgmma (sm90::fp32_forward_wgmma). d_temb: `narrow` the mma.sync kernel
+// (tf32x3::dtemb_partials), `wgmma_narrow` / `wgmma_medium` / `wgmma_wide` the wgmma kernel with 32
+// / 64 / 128 batch rows per tile (automatic also takes its 8- and 16-row tiles at small B).
+// grad_weight: `narrow` mma.sync (tf32x3::grad_weight), `wgmma_wide` wgmma. Automatic: wgmma where
+// the sm_90a kernels run. Any other value for a GEMM is refused with cudaErrorInvalidValue; a forced
+// wgmma kernel where the sm_90a kernels cannot run, or a forward tiling this device lacks the shared
+// memory for, with cudaErrorNotSupported. Same bytes whichever runs; bf16 calls ignore these fields.
+enum class Fp32Tiles { automatic, narrow, wide, wgmma_narrow, wgmma_medium, wgmma_wide };
 struct Fp32TileChoice {
   Fp32Tiles forward = Fp32Tiles::automatic;
   Fp32Tiles grad_temb = Fp32Tiles::automatic;
@@ -115,20 +109,6 @@ cudaError_t launch_forward(const Problem& problem, const ForwardTensors& tensors
 cudaError_t launch_backward(const Problem& problem, const BackwardTensors& tensors, void* workspace,
                             std::size_t workspace_bytes, cudaStream_t stream,
                             KernelChoice choice = {});
-
-// The proposed fp32 backward on tensor cores (not yet the operator's: docs/notes/fp32-on-tensor-cores.md,
-// measured by dev/fp32_tc_backward_check.cu): d_temb and grad_weight as 3xTF32 chains, the forward's
-// chain (truncated pieces; per chunk of 32 reduction steps a fresh tensor-core accumulator, added
-// into one FP32 sum), d_temb in the kSplitN fixed slices combined as the operator's backward
-// combines them; on the wgmma kernels where they run (compute capability 9.0 with the sm_90a build),
-// elsewhere on mma.sync ones (tf32x3::dtemb_partials, tf32x3::grad_weight). Forcing (the same bytes):
-// `grad_temb` wgmma_narrow / wgmma_medium / wgmma_wide (d_temb's wgmma tile) or narrow (mma.sync);
-// `grad_weight` wgmma_wide (wgmma) or narrow (mma.sync);
-// a forced wgmma kernel is refused with cudaErrorNotSupported where it cannot run; any other value,
-// B < 1 or a workspace smaller than backward_fp32_tc_workspace_bytes with cudaErrorInvalidValue.
-std::size_t backward_fp32_tc_workspace_bytes(const Problem& problem);
-cudaError_t launch_backward_fp32_tc(const Problem& problem, const BackwardTensors& tensors, void* workspace,
-                                    std::size_t workspace_bytes, cudaStream_t stream, Fp32TileChoice choice = {});
 
 // Strict-math probe, compiled in the same translation unit as the kernels: launches a kernel
 // on the current device checking that a subnormal survives a multiply and that IEEE division

@@ -1,5 +1,6 @@
-// Hopper (sm_90a) GEMMs for the bf16 path of qwenimage_adaln_mod_projection: wgmma fed by TMA,
-// built from CUTLASS 3 collectives (adaln_mod_projection_sm90.cu). The arithmetic contract is
+// Hopper (sm_90a) GEMMs of qwenimage_adaln_mod_projection, wgmma fed by TMA: the bf16 ones built
+// from CUTLASS 3 collectives (adaln_mod_projection_sm90.cu), the fp32 3xTF32 ones written by hand
+// (adaln_mod_projection_sm90_tf32x3.cu). The arithmetic contract is
 // the one in docs/operators/qwenimage-adaln-mod-projection.md; docs/notes/cuda-kernels.md says
 // why these keep every element's reduction order independent of B.
 //
@@ -43,16 +44,6 @@ cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* gr
 cudaError_t gradw_gemm(GradWSchedule schedule, int B, const void* grad_out, const void* silu,
                        void* grad_weight, cudaStream_t stream, int leave_sms = 0);
 
-// fp32 d_temb on CUDA cores (adaln_mod_projection_sm90_fp32.cu: CUTLASS 2.x SIMT kernels, each
-// element one fmaf chain over its reduction in ascending order from 0, no split-K, as the library's
-// own fp32 tiles compute it). narrow: 64 x 128 output tiles (32 x 64 per warp); wide: 128 x 256
-// (64 x 64 per warp). Same bytes either way. cudaErrorNotSupported in a build without sm_90a.
-enum class Fp32Tile { narrow, wide };
-
-// partial[j, b, k] = sum over n in slice j (8 slices of 2304), ascending, of dy[b, n] W[n, k].
-cudaError_t fp32_dtemb_gemm(Fp32Tile tile, int B, const float* weight, const float* grad_out, float* partial,
-                            cudaStream_t stream);
-
 // fp32 forward on wgmma for the larger batches (adaln_mod_projection_sm90_tf32x3.cu): y[b, n] for
 // b < B, the 3xTF32 chain of adaln_mod_projection_fp32_tf32x3.hpp (the same bytes as its tilings),
 // from s's truncated pieces s_hi, s_lo ([B, 3072] each, device::tf32_cut of s = SiLU(temb) in FP32)
@@ -65,8 +56,7 @@ cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, con
                                const float* bias, float* out, cudaStream_t stream);
 
 // The fp32 backward's two GEMMs on the same chains and instructions (A cut in registers, B's pieces
-// cut beforehand), for the proposed tensor-core backward (launch_backward_fp32_tc in
-// adaln_mod_projection_kernels.hpp; not yet the operator's):
+// cut beforehand):
 // - fp32_dtemb_wgmma: d_temb's kSplitN slice partials, partial[z, b, k] = the chain over the n of
 //   slice z (N / kSplitN each) of dy[b, n] W[n, k], with A = W (read along its columns) and B the
 //   pieces of dy ([B, 18432] each). 64 columns of W by 8, 16 or 32 batch rows per CTA (batch8 ...
@@ -75,11 +65,18 @@ cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, con
 //   A = dy (read along its columns) and B the pieces of s transposed, s_t[k, b] ([3072, ld] each,
 //   ld a multiple of 32 with zeros in columns B .. ld - 1); chunks of 32 batch rows from row 0, the
 //   last zero-filled.
+//   `kernel` picks how the tiles are stored and scheduled (the same bytes): direct3 each thread's
+//   sums stored from registers, three of the 24 column tiles per CTA; tma3 / tma6 the sums through
+//   shared memory and TMA stores, three / six column tiles per CTA; tma_persistent TMA stores, one
+//   CTA per SM taking every gridDim-th tile; automatic tma6 up to B = 128, tma3 above (measured with
+//   dev/kernel_check.cu --fp32-tc-backward, docs/notes/fp32-on-tensor-cores.md).
 // Errors as fp32_forward_wgmma (and cudaErrorInvalidValue for an ld that breaks the rule above).
+enum class Fp32GradWKernel { automatic, direct3, tma3, tma6, tma_persistent };
 cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, const float* dy_lo, const float* weight,
                              float* partial, cudaStream_t stream);
 cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const float* s_t_hi, const float* s_t_lo,
-                                   float* grad_weight, cudaStream_t stream);
+                                   float* grad_weight, cudaStream_t stream,
+                                   Fp32GradWKernel kernel = Fp32GradWKernel::automatic);
 
 // Whether the current device has the shared memory fp32_forward_wgmma needs, every tile (false in a
 // build without sm_90a).

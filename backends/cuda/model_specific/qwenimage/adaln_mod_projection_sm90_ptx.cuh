@@ -1,4 +1,4 @@
-// Hopper (sm_90a) PTX the hand-written wgmma kernels use: mbarriers, TMA tile loads and the shared
+// Hopper (sm_90a) PTX the hand-written wgmma kernels use: mbarriers, TMA tile loads and stores, the shared
 // memory descriptor of a K-major operand with 128-byte swizzle, and on the host the tensor maps
 // those loads read. Shared by the fp32 wgmma forward
 // (adaln_mod_projection_sm90_tf32x3.cu) and the development checks (dev/tf32x3_gemm_check.cu).
@@ -55,6 +55,10 @@ __device__ __forceinline__ std::uint32_t lds_u32(const void* p) {
   return v;
 }
 
+__device__ __forceinline__ void sts_f32x2(void* p, float x, float y) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(sa(p)), "f"(x), "f"(y) : "memory");
+}
+
 __device__ __forceinline__ void mbar_init(std::uint64_t* b, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(sa(b)), "r"(count));
 }
@@ -109,6 +113,26 @@ __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, int 
 __device__ __forceinline__ std::uint64_t desc_sw128(const void* p) {
   const std::uint64_t addr = sa(p);
   return ((addr & 0x3ffff) >> 4) | (std::uint64_t(1) << 16) | (std::uint64_t(1024 >> 4) << 32) | (std::uint64_t(1) << 62);
+}
+
+// A 2D box of shared memory (laid out as `map`'s box, swizzle included) into global memory at element
+// coordinates (x: innermost, y), in the thread's current bulk group. The shared-memory writes it reads
+// must be fenced to the async proxy first (fence_proxy_async) by every thread that made them.
+__device__ __forceinline__ void tma_store(const CUtensorMap* map, const void* src, int x, int y) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(x), "r"(y), "r"(sa(src))
+               : "memory");
+}
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Until the thread's bulk groups have read their shared memory (it may be written again).
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+// Until the thread's bulk groups are complete (their writes done).
+__device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+// A barrier of `threads` threads (a multiple of 32) on hardware barrier `id` (1-15; 0 is __syncthreads).
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }

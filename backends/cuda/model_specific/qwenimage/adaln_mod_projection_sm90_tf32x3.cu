@@ -1,7 +1,7 @@
 // The fp32 3xTF32 chains on Hopper's wgmma (see adaln_mod_projection_sm90.hpp): one kernel template,
-// C = sum over K of A B^T, for the forward of the larger batches (A = W, B = s) and the proposed
-// tensor-core backward (d_temb: A = W read along its columns, B = grad_out; grad_weight: A = grad_out
-// read along its columns, B = s transposed). Per element, the chain of
+// C = sum over K of A B^T, for the forward of the larger batches (A = W, B = s) and the backward
+// (d_temb: A = W read along its columns, B = grad_out; grad_weight: A = grad_out read along its
+// columns, B = s transposed). Per element, the chain of
 // adaln_mod_projection_fp32_tf32x3.cu with the products of each k8 step on one wgmma m64nNk8 TF32
 // instruction instead of mma.sync m16n8k8 ones:
 //   sum = +0;
@@ -22,8 +22,9 @@
 // chain: each of its k8 steps is one instruction whatever N is. A's pieces are cut in registers
 // after its shared-memory load (A from registers), so A is read once as FP32 and no workspace holds
 // its pieces; B's pieces, shared by every CTA of a row of tiles, come cut from the workspace
-// (silu_pieces_kernel and its kin). Rows past an operand's extent are zeros from TMA's
-// out-of-bounds fill; their outputs are never stored.
+// (pieces_kernel and silu_pieces_t_kernel). Rows past an operand's extent are zeros from TMA's
+// out-of-bounds fill; their outputs are never stored. grad_weight's sums leave through shared
+// memory and TMA stores (kTmaStore: whole 128-byte lines, no store instructions per thread).
 //
 // Written by hand, not with CUTLASS: the contract's fold of a fresh accumulator per 32 k into a
 // running FP32 sum sits inside the mainloop, which CUTLASS's sm_90 GEMMs (one accumulator through
@@ -32,6 +33,7 @@
 
 #if defined(RLK_WITH_SM90_GEMM)
 
+#include <algorithm>
 #include <cstdint>
 
 #include <cuda.h>
@@ -55,7 +57,6 @@ using device::kN;
 using device::kSplitN;  // d_temb's fixed slices of N
 constexpr int kChunk = 32;
 constexpr int kChunks = kK / kChunk;
-constexpr int kGradWTilesPerCta = 3;  // grad_weight's column tiles per CTA (fp32_grad_weight_wgmma)
 static_assert(kChunk * 4 == 128 && kN % 128 == 0 && kK % kChunk == 0 && (kN / kSplitN) % kChunk == 0);
 
 // A's layout in global memory. K-major: rows of K (W in the forward), read in 128 x 32 boxes and
@@ -65,24 +66,31 @@ enum class AMajor { k, m };
 
 // The shapes of one tiling: kRowsN rows of B's operand per CTA (the wgmma N side), 64 rows of A
 // per consumer warpgroup (the M side).
-template <int kRowsN, int kConsumers>
+// kTmaStore: the sums leave through shared memory and TMA stores (grad_weight), which takes a
+// staging area of the CTA's whole output tile from the stages.
+template <int kRowsN, int kConsumers, bool kTmaStore = false>
 struct Shape {
   static constexpr int kRowsM = 64 * kConsumers;
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kATileBytes = kRowsM * kChunk * 4;
   static constexpr int kBTileBytes = kRowsN * kChunk * 4;
   static constexpr int kStageBytes = kATileBytes + 2 * kBTileBytes;  // A, B_hi, B_lo
-  // Two consumers: one CTA per SM with 192 KB of stages. One consumer (the small-B d_temb, where
-  // 64 rows per CTA make enough CTAs): 64 KB, so that three CTAs share an SM.
-  static constexpr int kStagesBytes = kConsumers == 2 ? 192 * 1024 : 64 * 1024;
+  static constexpr int kStagingBytes = kTmaStore ? kRowsM * kRowsN * 4 : 0;
+  // Two consumers: one CTA per SM with 192 KB of stages (less the staging area). One consumer (the
+  // small-B d_temb, where 64 rows per CTA make enough CTAs): 64 KB, so that three CTAs share an SM.
+  static constexpr int kStagesBytes = kConsumers == 2 ? 208 * 1024 - kStagingBytes : 64 * 1024;
   static constexpr int kStages = kStagesBytes / kStageBytes;
-  static constexpr int kSmemBytes = kStages * kStageBytes + 1024 + 2 * kStages * 8;  // + alignment + barriers
+  // stages, barriers (1024-byte slot, so the staging area stays aligned), staging; + alignment slack
+  static constexpr int kBarriersOffset = kStages * kStageBytes;
+  static constexpr int kStagingOffset = kBarriersOffset + 1024;
+  static constexpr int kSmemBytes = kStagingOffset + kStagingBytes + 1024;
   static constexpr int kAcc = kRowsN / 2;  // accumulator registers per thread of an m64nNk8 instruction
-  static_assert(kBTileBytes % 1024 == 0 && kStages >= 2);
+  static_assert(kBTileBytes % 1024 == 0 && kStages >= 2 && 2 * kStages * 8 <= 1024);
 };
 
 struct Maps {
   CUtensorMap a, b_hi, b_lo;
+  CUtensorMap out;  // the TMA stores' map (kTmaStore): the output in 64 x 32 boxes
 };
 
 // Where the sums go: out[z * slice_stride + nn * ld + m] (`transposed`: the forward's y and
@@ -94,6 +102,7 @@ struct Store {
   std::int64_t ld, slice_stride;
   int n_valid;
   bool transposed;
+  int n_tiles = 0, total_tiles = 0;  // persistent kernels (kTiles = 0): N tiles per row of tiles, all tiles
 };
 
 #define RLK_ACC8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
@@ -155,24 +164,34 @@ __device__ __forceinline__ int a_row(int w, int r) {
 // registers); B's pieces come cut, K-major. A producer warpgroup issues the TMA loads of each
 // chunk's tiles into the stages; rows past either operand's extent are zeros from TMA's
 // out-of-bounds fill and add exact zeros; sums of rows past n_valid are never stored.
-template <int kRowsN, int kConsumers, AMajor kA, int kTiles>
-__global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumers == 2 ? 1 : 3)
+template <int kRowsN, int kConsumers, AMajor kA, int kTiles, bool kTmaStore>
+__global__ void __launch_bounds__(Shape<kRowsN, kConsumers, kTmaStore>::kThreads, kConsumers == 2 ? 1 : 3)
     chain_kernel(const __grid_constant__ Maps maps, const Store st, int chunks) {
-  constexpr int tiles = kTiles;
-  using S = Shape<kRowsN, kConsumers>;
+  // kTiles = 0: persistent, CTA x takes tiles x, x + gridDim.x, ... of the row-major tile grid
+  // (N tiles fastest); otherwise kTiles consecutive N tiles per CTA.
+  constexpr bool kPersistent = kTiles == 0;
+  const int tiles = kPersistent ? (st.total_tiles - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x) : kTiles;
+  using S = Shape<kRowsN, kConsumers, kTmaStore>;
   constexpr int kStages = S::kStages, kStageBytes = S::kStageBytes, kAcc = S::kAcc;
   extern __shared__ unsigned char smem_raw[];
   unsigned char* base =
       reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
-  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(base + kStages * kStageBytes);
+  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(base + S::kBarriersOffset);
   std::uint64_t* empty = full + kStages;
   const int t = threadIdx.x;
   const int wg = t / 128;
   // kTiles consecutive N tiles per CTA, one after the other through the same stages (the producer
   // runs ahead into the next tile while the consumers store one); consecutive CTAs share A's tile
   // (read from L2 after the first).
-  const int n_first = blockIdx.x * tiles * kRowsN;
-  const int m0 = blockIdx.y * S::kRowsM;
+  const int n_first = blockIdx.x * kTiles * kRowsN;
+  auto tile_n0 = [&](int tl) {
+    if constexpr (kPersistent) return (int(blockIdx.x + tl * gridDim.x) % st.n_tiles) * kRowsN;
+    return n_first + tl * kRowsN;
+  };
+  auto tile_m0 = [&](int tl) {
+    if constexpr (kPersistent) return (int(blockIdx.x + tl * gridDim.x) / st.n_tiles) * S::kRowsM;
+    return int(blockIdx.y) * S::kRowsM;
+  };
   const int k0 = blockIdx.z * chunks * kChunk;
   if (t == 0) stages_init(full, empty, kStages, kConsumers);
   __syncthreads();
@@ -186,7 +205,7 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumer
     if (t == 128 * kConsumers) {
       for (int f = 0; f < tiles * chunks; ++f) {
         const int s = stage_acquire(full, empty, f, kStages, kStageBytes);
-        const int k = k0 + (f % chunks) * kChunk, n0 = n_first + (f / chunks) * kRowsN;
+        const int k = k0 + (f % chunks) * kChunk, n0 = tile_n0(f / chunks), m0 = tile_m0(f / chunks);
         if constexpr (kA == AMajor::k) {
           tma_load(tile(s, 0), &maps.a, k, m0, &full[s]);
         } else {
@@ -216,7 +235,7 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumer
     box_unit[h] = (m % 32) / 4;
   }
   for (int tl = 0; tl < tiles; ++tl) {
-    const int n0 = n_first + tl * kRowsN;
+    const int n0 = tile_n0(tl), m0 = tile_m0(tl);
     float sum[kAcc], acc[kAcc];
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) sum[i] = 0.0f;
@@ -263,6 +282,33 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumer
     if (tl == tiles - 1) release_dependent_grids();
     // acc index i = 4 j + q: row g + 8 (q / 2) of the warp's fragment, column 8 j + 2 tq + q % 2 of
     // the tile.
+    if constexpr (kTmaStore) {
+      // The warpgroup's 64 rows x kRowsN columns into its staging area as kRowsN / 32 boxes of
+      // 64 x 32 with the map's 128-byte swizzle (the 16-byte unit of column c of row r at unit
+      // (c / 4) ^ (r % 8)), then one thread stores the boxes. The previous tile's stores must have
+      // read the area first.
+      unsigned char* staging = base + S::kStagingOffset + wg * 64 * kRowsN * 4;
+      if (tl > 0) {
+        if (t % 128 == 0) bulk_wait_read();
+        named_barrier(1 + wg, 128);
+      }
+#pragma unroll
+      for (int i = 0; i < kAcc; i += 2) {
+        const int r = a_row<kA>(warp, g + 8 * ((i % 4) / 2));
+        const int c = 8 * (i / 4) + 2 * tq;
+        const int off = (c / 32) * 8192 + r * 128 + ((((c % 32) / 4) ^ (r % 8)) * 16) + (c % 4) * 4;
+        sts_f32x2(staging + off, sum[i], sum[i + 1]);
+      }
+      fence_proxy_async();
+      named_barrier(1 + wg, 128);
+      if (t % 128 == 0) {
+#pragma unroll
+        for (int box = 0; box < kRowsN / 32; ++box) tma_store(&maps.out, staging + box * 8192, n0 + 32 * box, m0 + wg * 64);
+        bulk_commit();
+        if (tl == tiles - 1) bulk_wait();
+      }
+      continue;
+    }
     float* out = st.out + blockIdx.z * st.slice_stride;
     if (!st.transposed) {  // grad_weight: the pair (i, i + 1) is two adjacent columns of one row
 #pragma unroll
@@ -287,29 +333,52 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers>::kThreads, kConsumer
 // kTiles N tiles per CTA (a divisor of the N tile count; a compile-time count, so that the kernels of
 // one tile per CTA keep their registers: measured, a runtime loop slowed d_temb's 128-row tiles by
 // ~20% and made the 32-row ones spill at three CTAs per SM).
-template <int kRowsN, int kConsumers, AMajor kA, int kTiles = 1>
+template <int kRowsN, int kConsumers, AMajor kA, int kTiles = 1, bool kTmaStore = false>
 cudaError_t launch_chain(const Maps& maps, const Store& st, int chunks, int m_extent, int n_extent, int slices,
                          cudaStream_t stream) {
-  using S = Shape<kRowsN, kConsumers>;
-  constexpr auto kernel = chain_kernel<kRowsN, kConsumers, kA, kTiles>;
-  constexpr int tiles = kTiles;
+  using S = Shape<kRowsN, kConsumers, kTmaStore>;
+  constexpr auto kernel = chain_kernel<kRowsN, kConsumers, kA, kTiles, kTmaStore>;
   if (const cudaError_t err = launch::allow_smem<kernel>(S::kSmemBytes); err != cudaSuccess) return err;
   const int n_tiles = (n_extent + kRowsN - 1) / kRowsN;
-  if (n_tiles % tiles != 0) return cudaErrorInvalidValue;
-  const dim3 grid(n_tiles / tiles, m_extent / S::kRowsM, slices);
-  return launch::kernel<kernel>(grid, S::kThreads, S::kSmemBytes, stream, maps, st, chunks);
+  if constexpr (kTiles == 0) {
+    int device = 0, sms = 0;
+    if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return err;
+    if (const cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess)
+      return err;
+    Store ps = st;
+    ps.n_tiles = n_tiles;
+    ps.total_tiles = n_tiles * (m_extent / S::kRowsM);
+    const dim3 grid(std::min(sms, ps.total_tiles), 1, slices);
+    return launch::kernel<kernel>(grid, S::kThreads, S::kSmemBytes, stream, maps, ps, chunks);
+  } else {
+    if (n_tiles % kTiles != 0) return cudaErrorInvalidValue;
+    const dim3 grid(n_tiles / kTiles, m_extent / S::kRowsM, slices);
+    return launch::kernel<kernel>(grid, S::kThreads, S::kSmemBytes, stream, maps, st, chunks);
+  }
+}
+
+// A's map (rows x cols, boxes of a_box rows x 32) and B's two pieces' maps (rows x cols, boxes of
+// b_box rows x 32); cudaErrorNotSupported without the driver's encoder, cudaErrorInvalidValue where
+// a map cannot be encoded.
+struct MapShape {
+  int rows, cols, box_rows;
+};
+cudaError_t encode_maps(Maps* maps, const float* a, MapShape as, const float* b_hi, const float* b_lo, MapShape bs) {
+  const EncodeTiled fn = tensor_map_encoder();
+  if (fn == nullptr) return cudaErrorNotSupported;
+  if (encode_sw128(fn, &maps->a, a, as.rows, as.cols, as.box_rows) != CUDA_SUCCESS ||
+      encode_sw128(fn, &maps->b_hi, b_hi, bs.rows, bs.cols, bs.box_rows) != CUDA_SUCCESS ||
+      encode_sw128(fn, &maps->b_lo, b_lo, bs.rows, bs.cols, bs.box_rows) != CUDA_SUCCESS)
+    return cudaErrorInvalidValue;
+  return cudaSuccess;
 }
 
 template <int kRowsN>
 cudaError_t launch_forward(int B, const float* s_hi, const float* s_lo, const float* weight, const float* bias,
                            float* out, cudaStream_t stream) {
-  const EncodeTiled fn = tensor_map_encoder();
-  if (fn == nullptr) return cudaErrorNotSupported;
   Maps maps{};
-  if (encode_sw128(fn, &maps.a, weight, kN, kK, 128) != CUDA_SUCCESS ||
-      encode_sw128(fn, &maps.b_hi, s_hi, B, kK, kRowsN) != CUDA_SUCCESS ||
-      encode_sw128(fn, &maps.b_lo, s_lo, B, kK, kRowsN) != CUDA_SUCCESS)
-    return cudaErrorInvalidValue;
+  if (const cudaError_t err = encode_maps(&maps, weight, {kN, kK, 128}, s_hi, s_lo, {B, kK, kRowsN}); err != cudaSuccess)
+    return err;
   const Store st{out, bias, kN, 0, B, true};
   return launch_chain<kRowsN, 2, AMajor::k>(maps, st, kChunks, kN, B, 1, stream);
 }
@@ -318,13 +387,9 @@ cudaError_t launch_forward(int B, const float* s_hi, const float* s_lo, const fl
 template <int kRowsN, int kConsumers>
 cudaError_t launch_dtemb(int B, const float* dy_hi, const float* dy_lo, const float* weight, float* partial,
                          cudaStream_t stream) {
-  const EncodeTiled fn = tensor_map_encoder();
-  if (fn == nullptr) return cudaErrorNotSupported;
   Maps maps{};
-  if (encode_sw128(fn, &maps.a, weight, kN, kK, 32) != CUDA_SUCCESS ||
-      encode_sw128(fn, &maps.b_hi, dy_hi, B, kN, kRowsN) != CUDA_SUCCESS ||
-      encode_sw128(fn, &maps.b_lo, dy_lo, B, kN, kRowsN) != CUDA_SUCCESS)
-    return cudaErrorInvalidValue;
+  if (const cudaError_t err = encode_maps(&maps, weight, {kN, kK, 32}, dy_hi, dy_lo, {B, kN, kRowsN}); err != cudaSuccess)
+    return err;
   const Store st{partial, nullptr, kK, std::int64_t(B) * kK, B, true};
   return launch_chain<kRowsN, kConsumers, AMajor::m>(maps, st, kN / kSplitN / kChunk, kK, B, kSplitN, stream);
 }
@@ -345,19 +410,28 @@ cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, cons
 }
 
 cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const float* s_t_hi, const float* s_t_lo,
-                                   float* grad_weight, cudaStream_t stream) {
+                                   float* grad_weight, cudaStream_t stream, Fp32GradWKernel kernel) {
   if (B < 1 || ld < B || ld % kChunk != 0) return cudaErrorInvalidValue;
-  const EncodeTiled fn = tensor_map_encoder();
-  if (fn == nullptr) return cudaErrorNotSupported;
   Maps maps{};
-  if (encode_sw128(fn, &maps.a, grad_out, B, kN, 32) != CUDA_SUCCESS ||
-      encode_sw128(fn, &maps.b_hi, s_t_hi, kK, ld, 128) != CUDA_SUCCESS ||
-      encode_sw128(fn, &maps.b_lo, s_t_lo, kK, ld, 128) != CUDA_SUCCESS)
-    return cudaErrorInvalidValue;
+  if (const cudaError_t err = encode_maps(&maps, grad_out, {B, kN, 32}, s_t_hi, s_t_lo, {kK, ld, 128}); err != cudaSuccess)
+    return err;
   const Store st{grad_weight, nullptr, kK, 0, kK, false};
-  // Three of the 24 column tiles per CTA (1152 CTAs): at small B, where a tile is one chunk and its
-  // store, one CTA per SM would otherwise pay its start and its loads' latency per tile.
-  return launch_chain<128, 2, AMajor::m, kGradWTilesPerCta>(maps, st, ld / kChunk, kN, kK, 1, stream);
+  // Several of the 24 column tiles per CTA (1152 or 576 CTAs): at small B, where a tile is one chunk
+  // and its store, one CTA per SM would otherwise pay its start and its loads' latency per tile.
+  // Measured on an H200 (grad_weight alone, ms; direct3 / tma3 / tma6): B = 1 0.097 / 0.082 / 0.078,
+  // 64 0.121 / 0.111 / 0.105, 128 0.181 / 0.170 / 0.169, 144 0.204 / 0.192 / 0.196, 1024 0.990 /
+  // 0.946 / 1.077, 2048 2.120 / 2.108 / 2.159.
+  const int chunks = ld / kChunk;
+  if (kernel == Fp32GradWKernel::automatic) kernel = B <= 128 ? Fp32GradWKernel::tma6 : Fp32GradWKernel::tma3;
+  if (kernel == Fp32GradWKernel::direct3) return launch_chain<128, 2, AMajor::m, 3>(maps, st, chunks, kN, kK, 1, stream);
+  if (encode_sw128(tensor_map_encoder(), &maps.out, grad_weight, kN, kK, 64) != CUDA_SUCCESS) return cudaErrorInvalidValue;
+  switch (kernel) {
+    case Fp32GradWKernel::tma3: return launch_chain<128, 2, AMajor::m, 3, true>(maps, st, chunks, kN, kK, 1, stream);
+    case Fp32GradWKernel::tma6: return launch_chain<128, 2, AMajor::m, 6, true>(maps, st, chunks, kN, kK, 1, stream);
+    case Fp32GradWKernel::tma_persistent:
+      return launch_chain<128, 2, AMajor::m, 0, true>(maps, st, chunks, kN, kK, 1, stream);
+    default: return cudaErrorInvalidValue;
+  }
 }
 
 cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, const float* s_lo, const float* weight,
@@ -391,7 +465,8 @@ cudaError_t fp32_forward_wgmma(Fp32WgmmaTile, int, const float*, const float*, c
 cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile, int, const float*, const float*, const float*, float*, cudaStream_t) {
   return cudaErrorNotSupported;
 }
-cudaError_t fp32_grad_weight_wgmma(int, int, const float*, const float*, const float*, float*, cudaStream_t) {
+cudaError_t fp32_grad_weight_wgmma(int, int, const float*, const float*, const float*, float*, cudaStream_t,
+                                   Fp32GradWKernel) {
   return cudaErrorNotSupported;
 }
 cudaError_t fp32_forward_wgmma_fits(bool* fits) {

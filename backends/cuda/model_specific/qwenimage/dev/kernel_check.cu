@@ -4,7 +4,7 @@
 // Usage: kernel_check [--probe-only | --profile | --timing-only] [--bf16-only | --fp32-only]
 //                     [--compare-gemms] [--gemms mma|narrow|wide|swapped|swapped-narrow|automatic]
 //                     [--fp32-tc-backward [--fp32-tc-dtemb mma|narrow|medium|wide]]
-//   --fp32-tc-backward: the fp32 backward is the proposed tensor-core one (launch_backward_fp32_tc).
+//   --fp32-tc-backward: the fp32 backward's kernels compared byte for byte and timed one by one.
 //   --timing-only: no checks, timings for B <= 64 only.
 //   --profile: fwd+bwd at B = 1, 256 and 2048 only (after the accuracy check), then at B = 1 with
 //              the streaming kernels off, for a kernel profiler.
@@ -273,16 +273,24 @@ void run_fwd(const Buffers& b, int B, const void* temb, const void* w, const voi
   CK(launch_forward(p, t, b.ws, b.ws_bytes, st, g_choice));
 }
 
-// --fp32-tc-backward: every fp32 backward of the checks and timings is the proposed tensor-core one
-// (launch_backward_fp32_tc), its d_temb tile forced by --fp32-tc-dtemb narrow|medium|wide, or both
-// GEMMs on mma.sync with --fp32-tc-dtemb mma.
+// --fp32-tc-backward: the fp32 backward's kernels compared byte for byte and timed alone; with
+// --fp32-tc-dtemb narrow|medium|wide every fp32 backward of the checks and timings forces that d_temb
+// tile, with --fp32-tc-dtemb mma both GEMMs on mma.sync. The fp32 backward has no streaming kernel:
+// a call's `streaming` applies to its forward only.
 bool g_fp32_tc = false;
 Fp32TileChoice g_fp32_tc_choice{};
 
 cudaError_t backward_call(const Problem& p, const BackwardTensors& t, void* ws, std::size_t ws_bytes, cudaStream_t st,
                           const KernelChoice& choice) {
-  if (g_fp32_tc && p.storage == Storage::float32) return launch_backward_fp32_tc(p, t, ws, ws_bytes, st, g_fp32_tc_choice);
-  return launch_backward(p, t, ws, ws_bytes, st, choice);
+  KernelChoice c = choice;
+  if (p.storage == Storage::float32) {
+    c.streaming = Streaming::automatic;
+    if (g_fp32_tc_choice.grad_temb != Fp32Tiles::automatic || g_fp32_tc_choice.grad_weight != Fp32Tiles::automatic) {
+      c.fp32.grad_temb = g_fp32_tc_choice.grad_temb;
+      c.fp32.grad_weight = g_fp32_tc_choice.grad_weight;
+    }
+  }
+  return launch_backward(p, t, ws, ws_bytes, st, c);
 }
 
 template <class T>
@@ -341,10 +349,17 @@ struct Timing {
   double f32_fwd[2] = {}, f32_bwd_dt[2] = {}, f32_bwd_gw[2] = {}, f32_fwd_wgmma[3] = {};
   // --fp32-tc-backward: the whole backward; d_temb alone on wgmma (32 / 64 / 128 batch rows);
   // grad_weight alone on wgmma; d_temb and grad_weight alone on mma.sync
-  double tc_bwd = 0, tc_dtemb[5] = {}, tc_gradw = 0, tc_mma[2] = {};
+  double tc_bwd = 0, tc_dtemb[5] = {}, tc_gradw = 0, tc_gradw_v[4] = {}, memset_gw = 0, tc_mma[2] = {};
 };
 
 constexpr Fp32Tiles kFp32Tiles[2] = {Fp32Tiles::narrow, Fp32Tiles::wide};
+// grad_weight's wgmma kernels (sm90::Fp32GradWKernel), compared and timed with --fp32-tc-backward.
+const std::pair<const char*, sm90::Fp32GradWKernel> kGradWKernels[4] = {
+    {"direct3", sm90::Fp32GradWKernel::direct3},
+    {"tma3", sm90::Fp32GradWKernel::tma3},
+    {"tma6", sm90::Fp32GradWKernel::tma6},
+    {"tma_persistent", sm90::Fp32GradWKernel::tma_persistent}};
+constexpr Fp32Tiles kFp32BwdTiles[2] = {Fp32Tiles::narrow, Fp32Tiles::wgmma_wide};  // mma.sync, wgmma
 // The bf16 families each GEMM has, in the order of the per-GEMM timing table.
 constexpr GemmFamily kFwdFamilies[kFamiliesPerGemm] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide,
                                         GemmFamily::wgmma_swapped, GemmFamily::wgmma_swapped_narrow};
@@ -448,9 +463,9 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
           g_choice.streaming = Streaming::off;
           g_choice.fp32 = Fp32TileChoice{kFp32Tiles[f], narrow, narrow};
           t.f32_fwd[f] = time_it([&](int s) { run_fwd<T>(b, B, b.temb[s], b.w[s], b.bias[s], 0); });
-          g_choice.fp32 = Fp32TileChoice{narrow, kFp32Tiles[f], narrow};
+          g_choice.fp32 = Fp32TileChoice{narrow, kFp32BwdTiles[f], narrow};
           t.f32_bwd_dt[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
-          g_choice.fp32 = Fp32TileChoice{narrow, narrow, kFp32Tiles[f]};
+          g_choice.fp32 = Fp32TileChoice{narrow, narrow, kFp32BwdTiles[f]};
           t.f32_bwd_gw[f] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
         }
         g_choice = saved;
@@ -479,6 +494,11 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
         t.tc_gradw = time_it([&](int) {
           CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0));
         });
+        for (int v = 0; v < 4; ++v)
+          t.tc_gradw_v[v] = time_it([&](int) {
+            CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0, kGradWKernels[v].second));
+          });
+        t.memset_gw = time_it([&](int) { CK(cudaMemsetAsync(b.gw, 0x3f, std::size_t(N) * K * sizeof(float), 0)); });
         t.tc_mma[0] = time_it([&](int) { CK(tf32x3::dtemb_partials(B, w, dy, partial, 0)); });
         t.tc_mma[1] = time_it([&](int) { CK(tf32x3::grad_weight(B, dy, pieces, static_cast<float*>(b.gw), 0)); });
         t.tc_bwd = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
@@ -548,7 +568,7 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
   CK(cudaMalloc(&b.work_dy, sizeof(T) * ny));
   {
     Problem p{storage_of<T>(), BMAX, K, N};
-    b.ws_bytes = std::max({forward_workspace_bytes(p), backward_workspace_bytes(p), backward_fp32_tc_workspace_bytes(p)});
+    b.ws_bytes = std::max(forward_workspace_bytes(p), backward_workspace_bytes(p));
     CK(cudaMalloc(&b.ws, b.ws_bytes));
     std::printf("%s workspace at B=%d: forward %zu bytes, backward %zu bytes\n", tn, BMAX,
                 forward_workspace_bytes(p), backward_workspace_bytes(p));
@@ -667,6 +687,22 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
                           to_host<T>(b.gb, N) == gb;
         report(same, std::string("fp32 tensor-core backward, ") + name + ": the automatic choice's bytes (B=" +
                          std::to_string(B) + ")");
+      }
+      // grad_weight's wgmma kernels on the same operands (grad_out, and temb standing in for s's
+      // transposed pieces): each gives the automatic kernel's bytes
+      const int ld = (B + 31) / 32 * 32;
+      const float* dy = static_cast<const float*>(b.dy[0]);
+      const float* pieces = static_cast<const float*>(b.temb[0]);  // [BMAX, 3072] holds [3072, ld]
+      {
+        poison<T>(b);
+        CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0));
+        const auto automatic = to_host<T>(b.gw, nw);
+        for (const auto& [name, kernel] : kGradWKernels) {
+          poison<T>(b);
+          CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0, kernel));
+          report(to_host<T>(b.gw, nw) == automatic, std::string("fp32 grad_weight wgmma kernel ") + name +
+                                                        ": the automatic kernel's bytes (B=" + std::to_string(B) + ")");
+        }
       }
     }
     g_fp32_tc_choice = saved;
@@ -917,11 +953,12 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     g_choice = saved;
   }
 
-  // ---- the fp32 tiled GEMMs, wide tiles (all three GEMMs) against narrow tiles byte for byte
+  // ---- the fp32 GEMMs, the forward's wide tiles and the backward's wgmma kernels against the
+  // forward's narrow tiles and the backward's mma.sync kernels, byte for byte
   if (f32 && g_compare) {
     const KernelChoice saved = g_choice;
     const Fp32Tiles narrow = Fp32Tiles::narrow, wide = Fp32Tiles::wide;
-    const Fp32TileChoice tilings[2] = {{narrow, narrow, narrow}, {wide, wide, wide}};
+    const Fp32TileChoice tilings[2] = {{narrow, narrow, narrow}, {wide, Fp32Tiles::wgmma_wide, Fp32Tiles::wgmma_wide}};
     const char* names[2] = {"narrow", "wide"};
     for (int B : {9, 17, 64, 255, 2048}) {
       std::array<std::vector<unsigned char>, 4> out[2];
@@ -943,7 +980,7 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
     g_choice = saved;
   }
 
-  // ---- the fp32 streaming kernels, byte for byte against the tiled ones, at every B they take
+  // ---- the fp32 streaming forward kernels, byte for byte against the tiled ones, at every B they take
   if (f32 && g_compare) {
     const KernelChoice saved = g_choice;
     for (int B : {1, 2, 3, 5, 8, 15, 16}) {
@@ -1012,6 +1049,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "kernel_check: --fp32-tc-dtemb takes mma, narrow, medium or wide, not '%s'\n", argv[i]);
         return 2;
       }
+      if (v == "mma") g_fp32_tc_choice.grad_weight = Fp32Tiles::narrow;
       g_fp32_tc_choice.grad_temb = v == "mma"      ? Fp32Tiles::narrow
                         : v == "narrow" ? Fp32Tiles::wgmma_narrow
                         : v == "medium" ? Fp32Tiles::wgmma_medium
@@ -1076,11 +1114,14 @@ int main(int argc, char** argv) {
     for (const auto& t : t32)
       std::printf("B %5d | bwd %8.4f | dt %8.4f %8.4f %8.4f %8.4f %8.4f | gw %8.4f | mma.sync dt %8.4f gw %8.4f\n",
                   t.B, t.tc_bwd, t.tc_dtemb[0], t.tc_dtemb[1], t.tc_dtemb[2], t.tc_dtemb[3], t.tc_dtemb[4], t.tc_gradw, t.tc_mma[0], t.tc_mma[1]);
+    std::printf("grad_weight wgmma kernels alone (ms, median of 25): direct3, tma3, tma6, tma_persistent; a memset of grad_weight\n");
+    for (const auto& t : t32)
+      std::printf("B %5d | gw %8.4f %8.4f %8.4f %8.4f | memset %8.4f\n", t.B, t.tc_gradw_v[0], t.tc_gradw_v[1], t.tc_gradw_v[2], t.tc_gradw_v[3], t.memset_gw);
   }
   if (g_compare) {
     std::printf("\nfp32 tiled GEMMs (ms, median of 25): fwd with 144 x 64 / 128 x 128 TF32 mma.sync tiles, then the wgmma "
-                "kernel's 128 x 32 / 128 x 64 / 128 x 128 tiles; bwd with d_temb narrow / wide (grad_w narrow); bwd with "
-                "grad_w narrow / wide (d_temb narrow). At B <= 16 only the wgmma forward (the streaming kernels: above)\n");
+                "kernel's 128 x 32 / 128 x 64 / 128 x 128 tiles; bwd with d_temb mma.sync / wgmma (grad_w mma.sync); bwd with "
+                "grad_w mma.sync / wgmma (d_temb mma.sync). At B <= 16 only the wgmma forward (the streaming kernels: above)\n");
     for (const auto& t : t32)
       std::printf("B %5d | fwd %8.4f %8.4f | wgmma %8.4f %8.4f %8.4f | bwd dt %8.4f %8.4f | bwd gw %8.4f %8.4f\n", t.B,
                   t.f32_fwd[0], t.f32_fwd[1], t.f32_fwd_wgmma[0], t.f32_fwd_wgmma[1], t.f32_fwd_wgmma[2],

@@ -9,7 +9,7 @@ the first pipeline stage has landed, and at the end of the main loop, plus the S
 made from the sources at build time, so the timeline always measures the current kernels. The
 first-stage stamp goes where a pipeline loop makes stage `step` visible: in the shared
 stream_stages() of the device helpers header, of which a patched copy sits beside the TU copies
-(a quoted include finds it there first), and in a TU's own loops (the FP32 backward's). A source
+(a quoted include finds it there first), and in a TU's own loops (none now). A source
 whose anchors moved makes this script fail instead of measuring something else.
 """
 import pathlib
@@ -17,7 +17,7 @@ import re
 import sys
 
 # Each TU, and how many pipeline loops of its own it has (the others use stream_stages()).
-SOURCES = {"adaln_mod_projection_bf16_stream.cu": 0, "adaln_mod_projection_fp32_stream.cu": 1}
+SOURCES = {"adaln_mod_projection_bf16_stream.cu": 0}
 HEADER = "adaln_mod_projection_device.cuh"
 
 
