@@ -65,18 +65,13 @@ cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, con
 //   A = dy (read along its columns) and B the pieces of s transposed, s_t[k, b] ([3072, ld] each,
 //   ld a multiple of 32 with zeros in columns B .. ld - 1); chunks of 32 batch rows from row 0, the
 //   last zero-filled.
-//   `kernel` picks how the tiles are stored and scheduled (the same bytes): direct3 each thread's
-//   sums stored from registers, three of the 24 column tiles per CTA; tma3 / tma6 the sums through
-//   shared memory and TMA stores, three / six column tiles per CTA; tma_persistent TMA stores, one
-//   CTA per SM taking every gridDim-th tile; automatic tma6 up to B = 128, tma3 above (measured with
-//   dev/kernel_check.cu --fp32-tc-backward, docs/notes/fp32-on-tensor-cores.md).
+//   One CTA per SM takes every gridDim-th 128 x 128 tile; the sums leave through shared memory and
+//   TMA stores.
 // Errors as fp32_forward_wgmma (and cudaErrorInvalidValue for an ld that breaks the rule above).
-enum class Fp32GradWKernel { automatic, direct3, tma3, tma6, tma_persistent };
 cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, const float* dy_lo, const float* weight,
                              float* partial, cudaStream_t stream);
 cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const float* s_t_hi, const float* s_t_lo,
-                                   float* grad_weight, cudaStream_t stream,
-                                   Fp32GradWKernel kernel = Fp32GradWKernel::automatic);
+                                   float* grad_weight, cudaStream_t stream);
 
 // Whether the current device has the shared memory fp32_forward_wgmma needs, every tile (false in a
 // build without sm_90a).

@@ -93,15 +93,14 @@ struct Maps {
   CUtensorMap out;  // the TMA stores' map (kTmaStore): the output in 64 x 32 boxes
 };
 
-// Where the sums go: out[z * slice_stride + nn * ld + m] (`transposed`: the forward's y and
+// Where the sums go without kTmaStore: out[z * slice_stride + nn * ld + m] (the forward's y and
 // d_temb's partials, nn the batch row, stored where nn < n_valid, plus bias[m] where bias is not
-// null) or out[m * ld + nn] (grad_weight).
+// null). With kTmaStore (grad_weight) maps.out says where: out[m][nn].
 struct Store {
   float* out;
   const float* bias;
   std::int64_t ld, slice_stride;
   int n_valid;
-  bool transposed;
   int n_tiles = 0, total_tiles = 0;  // persistent kernels (kTiles = 0): N tiles per row of tiles, all tiles
 };
 
@@ -310,15 +309,6 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers, kTmaStore>::kThreads
       continue;
     }
     float* out = st.out + blockIdx.z * st.slice_stride;
-    if (!st.transposed) {  // grad_weight: the pair (i, i + 1) is two adjacent columns of one row
-#pragma unroll
-      for (int i = 0; i < kAcc; i += 2) {
-        const int m = m0 + wg * 64 + a_row<kA>(warp, g + 8 * ((i % 4) / 2));
-        const int nn = n0 + 8 * (i / 4) + 2 * tq;
-        *reinterpret_cast<float2*>(out + m * st.ld + nn) = make_float2(sum[i], sum[i + 1]);
-      }
-      continue;
-    }
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) {
       const int m = m0 + wg * 64 + a_row<kA>(warp, g + 8 * ((i % 4) / 2));
@@ -330,7 +320,7 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers, kTmaStore>::kThreads
 
 // The chain over `chunks` chunks per slice (grid.z slices) for A's rows [0, m_extent) and B's rows
 // [0, n_extent) (multiples of the tile's extents, or covered by zero fill and n_valid).
-// kTiles N tiles per CTA (a divisor of the N tile count; a compile-time count, so that the kernels of
+// kTiles N tiles per CTA (0: persistent, one CTA per SM; else a divisor of the N tile count; a compile-time count, so that the kernels of
 // one tile per CTA keep their registers: measured, a runtime loop slowed d_temb's 128-row tiles by
 // ~20% and made the 32-row ones spill at three CTAs per SM).
 template <int kRowsN, int kConsumers, AMajor kA, int kTiles = 1, bool kTmaStore = false>
@@ -379,7 +369,7 @@ cudaError_t launch_forward(int B, const float* s_hi, const float* s_lo, const fl
   Maps maps{};
   if (const cudaError_t err = encode_maps(&maps, weight, {kN, kK, 128}, s_hi, s_lo, {B, kK, kRowsN}); err != cudaSuccess)
     return err;
-  const Store st{out, bias, kN, 0, B, true};
+  const Store st{out, bias, kN, 0, B};
   return launch_chain<kRowsN, 2, AMajor::k>(maps, st, kChunks, kN, B, 1, stream);
 }
 
@@ -390,7 +380,7 @@ cudaError_t launch_dtemb(int B, const float* dy_hi, const float* dy_lo, const fl
   Maps maps{};
   if (const cudaError_t err = encode_maps(&maps, weight, {kN, kK, 32}, dy_hi, dy_lo, {B, kN, kRowsN}); err != cudaSuccess)
     return err;
-  const Store st{partial, nullptr, kK, std::int64_t(B) * kK, B, true};
+  const Store st{partial, nullptr, kK, std::int64_t(B) * kK, B};
   return launch_chain<kRowsN, kConsumers, AMajor::m>(maps, st, kN / kSplitN / kChunk, kK, B, kSplitN, stream);
 }
 
@@ -410,28 +400,21 @@ cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, cons
 }
 
 cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const float* s_t_hi, const float* s_t_lo,
-                                   float* grad_weight, cudaStream_t stream, Fp32GradWKernel kernel) {
+                                   float* grad_weight, cudaStream_t stream) {
   if (B < 1 || ld < B || ld % kChunk != 0) return cudaErrorInvalidValue;
   Maps maps{};
   if (const cudaError_t err = encode_maps(&maps, grad_out, {B, kN, 32}, s_t_hi, s_t_lo, {kK, ld, 128}); err != cudaSuccess)
     return err;
-  const Store st{grad_weight, nullptr, kK, 0, kK, false};
-  // Several of the 24 column tiles per CTA (1152 or 576 CTAs): at small B, where a tile is one chunk
-  // and its store, one CTA per SM would otherwise pay its start and its loads' latency per tile.
-  // Measured on an H200 (grad_weight alone, ms; direct3 / tma3 / tma6): B = 1 0.097 / 0.082 / 0.078,
-  // 64 0.121 / 0.111 / 0.105, 128 0.181 / 0.170 / 0.169, 144 0.204 / 0.192 / 0.196, 1024 0.990 /
-  // 0.946 / 1.077, 2048 2.120 / 2.108 / 2.159.
-  const int chunks = ld / kChunk;
-  if (kernel == Fp32GradWKernel::automatic) kernel = B <= 128 ? Fp32GradWKernel::tma6 : Fp32GradWKernel::tma3;
-  if (kernel == Fp32GradWKernel::direct3) return launch_chain<128, 2, AMajor::m, 3>(maps, st, chunks, kN, kK, 1, stream);
+  const Store st{grad_weight, nullptr, kK, 0, kK};
+  // Persistent CTAs and TMA stores: at small B a tile is one chunk and its 64 KB store, and a CTA per
+  // tile (or per few) pays its start and its loads' latency each time, and per-thread stores from
+  // registers keep the store path busy. grad_weight alone on an H200, ms (dev/kernel_check.cu
+  // --fp32-tc-backward at 94738f9; sums stored from registers, three column tiles per CTA / TMA
+  // stores, three / six per CTA / persistent, TMA stores): B = 1 0.097 / 0.081 / 0.077 / 0.070; 64
+  // 0.124 / 0.109 / 0.104 / 0.085; 256 0.300 / 0.273 / 0.293 / 0.254; 2048 2.229 / 2.065 / 2.158 /
+  // 1.917 (a memset of grad_weight: 0.055).
   if (encode_sw128(tensor_map_encoder(), &maps.out, grad_weight, kN, kK, 64) != CUDA_SUCCESS) return cudaErrorInvalidValue;
-  switch (kernel) {
-    case Fp32GradWKernel::tma3: return launch_chain<128, 2, AMajor::m, 3, true>(maps, st, chunks, kN, kK, 1, stream);
-    case Fp32GradWKernel::tma6: return launch_chain<128, 2, AMajor::m, 6, true>(maps, st, chunks, kN, kK, 1, stream);
-    case Fp32GradWKernel::tma_persistent:
-      return launch_chain<128, 2, AMajor::m, 0, true>(maps, st, chunks, kN, kK, 1, stream);
-    default: return cudaErrorInvalidValue;
-  }
+  return launch_chain<128, 2, AMajor::m, 0, true>(maps, st, ld / kChunk, kN, kK, 1, stream);
 }
 
 cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, const float* s_lo, const float* weight,
@@ -465,8 +448,7 @@ cudaError_t fp32_forward_wgmma(Fp32WgmmaTile, int, const float*, const float*, c
 cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile, int, const float*, const float*, const float*, float*, cudaStream_t) {
   return cudaErrorNotSupported;
 }
-cudaError_t fp32_grad_weight_wgmma(int, int, const float*, const float*, const float*, float*, cudaStream_t,
-                                   Fp32GradWKernel) {
+cudaError_t fp32_grad_weight_wgmma(int, int, const float*, const float*, const float*, float*, cudaStream_t) {
   return cudaErrorNotSupported;
 }
 cudaError_t fp32_forward_wgmma_fits(bool* fits) {

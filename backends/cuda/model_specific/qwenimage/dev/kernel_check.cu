@@ -349,16 +349,10 @@ struct Timing {
   double f32_fwd[2] = {}, f32_bwd_dt[2] = {}, f32_bwd_gw[2] = {}, f32_fwd_wgmma[3] = {};
   // --fp32-tc-backward: the whole backward; d_temb alone on wgmma (32 / 64 / 128 batch rows);
   // grad_weight alone on wgmma; d_temb and grad_weight alone on mma.sync
-  double tc_bwd = 0, tc_dtemb[5] = {}, tc_gradw = 0, tc_gradw_v[4] = {}, memset_gw = 0, tc_mma[2] = {};
+  double tc_bwd = 0, tc_dtemb[5] = {}, tc_gradw = 0, memset_gw = 0, tc_mma[2] = {};
 };
 
 constexpr Fp32Tiles kFp32Tiles[2] = {Fp32Tiles::narrow, Fp32Tiles::wide};
-// grad_weight's wgmma kernels (sm90::Fp32GradWKernel), compared and timed with --fp32-tc-backward.
-const std::pair<const char*, sm90::Fp32GradWKernel> kGradWKernels[4] = {
-    {"direct3", sm90::Fp32GradWKernel::direct3},
-    {"tma3", sm90::Fp32GradWKernel::tma3},
-    {"tma6", sm90::Fp32GradWKernel::tma6},
-    {"tma_persistent", sm90::Fp32GradWKernel::tma_persistent}};
 constexpr Fp32Tiles kFp32BwdTiles[2] = {Fp32Tiles::narrow, Fp32Tiles::wgmma_wide};  // mma.sync, wgmma
 // The bf16 families each GEMM has, in the order of the per-GEMM timing table.
 constexpr GemmFamily kFwdFamilies[kFamiliesPerGemm] = {GemmFamily::mma_sync, GemmFamily::wgmma_narrow, GemmFamily::wgmma_wide,
@@ -494,10 +488,7 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
         t.tc_gradw = time_it([&](int) {
           CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0));
         });
-        for (int v = 0; v < 4; ++v)
-          t.tc_gradw_v[v] = time_it([&](int) {
-            CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0, kGradWKernels[v].second));
-          });
+
         t.memset_gw = time_it([&](int) { CK(cudaMemsetAsync(b.gw, 0x3f, std::size_t(N) * K * sizeof(float), 0)); });
         t.tc_mma[0] = time_it([&](int) { CK(tf32x3::dtemb_partials(B, w, dy, partial, 0)); });
         t.tc_mma[1] = time_it([&](int) { CK(tf32x3::grad_weight(B, dy, pieces, static_cast<float*>(b.gw), 0)); });
@@ -687,22 +678,6 @@ void run_dtype(cublasHandle_t handle, std::vector<Timing>& timings, bool profile
                           to_host<T>(b.gb, N) == gb;
         report(same, std::string("fp32 tensor-core backward, ") + name + ": the automatic choice's bytes (B=" +
                          std::to_string(B) + ")");
-      }
-      // grad_weight's wgmma kernels on the same operands (grad_out, and temb standing in for s's
-      // transposed pieces): each gives the automatic kernel's bytes
-      const int ld = (B + 31) / 32 * 32;
-      const float* dy = static_cast<const float*>(b.dy[0]);
-      const float* pieces = static_cast<const float*>(b.temb[0]);  // [BMAX, 3072] holds [3072, ld]
-      {
-        poison<T>(b);
-        CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0));
-        const auto automatic = to_host<T>(b.gw, nw);
-        for (const auto& [name, kernel] : kGradWKernels) {
-          poison<T>(b);
-          CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0, kernel));
-          report(to_host<T>(b.gw, nw) == automatic, std::string("fp32 grad_weight wgmma kernel ") + name +
-                                                        ": the automatic kernel's bytes (B=" + std::to_string(B) + ")");
-        }
       }
     }
     g_fp32_tc_choice = saved;
@@ -1114,9 +1089,8 @@ int main(int argc, char** argv) {
     for (const auto& t : t32)
       std::printf("B %5d | bwd %8.4f | dt %8.4f %8.4f %8.4f %8.4f %8.4f | gw %8.4f | mma.sync dt %8.4f gw %8.4f\n",
                   t.B, t.tc_bwd, t.tc_dtemb[0], t.tc_dtemb[1], t.tc_dtemb[2], t.tc_dtemb[3], t.tc_dtemb[4], t.tc_gradw, t.tc_mma[0], t.tc_mma[1]);
-    std::printf("grad_weight wgmma kernels alone (ms, median of 25): direct3, tma3, tma6, tma_persistent; a memset of grad_weight\n");
-    for (const auto& t : t32)
-      std::printf("B %5d | gw %8.4f %8.4f %8.4f %8.4f | memset %8.4f\n", t.B, t.tc_gradw_v[0], t.tc_gradw_v[1], t.tc_gradw_v[2], t.tc_gradw_v[3], t.memset_gw);
+    std::printf("grad_weight's write floor: a memset of grad_weight (ms, median of 25)\n");
+    for (const auto& t : t32) std::printf("B %5d | memset %8.4f\n", t.B, t.memset_gw);
   }
   if (g_compare) {
     std::printf("\nfp32 tiled GEMMs (ms, median of 25): fwd with 144 x 64 / 128 x 128 TF32 mma.sync tiles, then the wgmma "
