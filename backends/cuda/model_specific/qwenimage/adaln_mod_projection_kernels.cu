@@ -817,11 +817,12 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
 
 // fp32 forward (tf32x3::): the 8- and 16-row batch tiles (SiLU in the kernel, W streamed once) up
 // to their height, the 144 x 64 tiles above, the 128 x 128 ones from kFp32ForwardWideFromB; where
-// the sm_90a kernels run, the wgmma kernel (sm90::fp32_forward_wgmma) from kFp32ForwardWgmmaFromB:
-// 32 batch rows per tile, 64 from kFp32ForwardWgmmaMediumFromB, 32 again from
-// kFp32ForwardWgmmaNarrowAgainFromB to ...ToB (three 32-row tiles beat two 64-row ones there), 64
-// again above, 128 from kFp32ForwardWgmmaWideFromB. Forward alone, ms, 144 x 64 mma.sync / wgmma 32 /
-// 64 / 128 rows (dev/kernel_check.cu, docs/notes/cuda-kernels.md): B = 16 streaming 0.105 / 0.103 /
+// the sm_90a kernels run, the wgmma kernel (sm90::fp32_forward_wgmma) instead at every B unless
+// streaming is forced (`on`: the mma.sync 8- and 16-row tiles): 64 rows of W by 8 or 16 batch rows
+// up to B = 8 / 16, then 128 by 32 batch rows from 17, 64 from kFp32ForwardWgmmaMediumFromB, 32
+// again from kFp32ForwardWgmmaNarrowAgainFromB to ...ToB (three 32-row tiles beat two 64-row ones
+// there), 64 again above, 128 from kFp32ForwardWgmmaWideFromB. Forward alone, ms, 144 x 64 mma.sync /
+// wgmma 32 / 64 / 128 rows (dev/kernel_check.cu, docs/notes/cuda-kernels.md): B = 16 streaming 0.105 / 0.103 /
 // 0.137 / 0.193; 17 0.170 / 0.103 / 0.138 / 0.193; 32 0.205 / 0.104 / 0.135 / 0.185; 33 0.209 /
 // 0.140 / 0.139 / 0.186; 64 0.241 / 0.143 / 0.138 / 0.189; 65 0.469 / 0.182 / 0.197 / 0.188; 96
 // 0.466 / 0.183 / 0.194 / 0.191; 128 0.469 / 0.225 / 0.197 / 0.197; 192 0.701 / 0.309 / 0.259 /
@@ -832,7 +833,7 @@ constexpr int kFp32ForwardWgmmaMediumFromB = 33;
 constexpr int kFp32ForwardWgmmaNarrowAgainFromB = 65;
 constexpr int kFp32ForwardWgmmaNarrowAgainToB = 96;
 constexpr int kFp32ForwardWgmmaWideFromB = 193;
-static_assert(kFp32ForwardWgmmaFromB > 16, "automatic streaming (B <= 16) is resolved after the wgmma choice");
+static_assert(kFp32ForwardWgmmaFromB > 16, "the 8- and 16-row wgmma tiles take B <= 16");
 
 // The fp32 backward's d_temb on wgmma: 64 columns of W by 8, 16 or 32 batch rows per CTA (one
 // consumer warpgroup, three CTAs per SM) up to each tile's height, 128 by 64 up to
@@ -855,21 +856,21 @@ struct Fp32ForwardPlan {
   tf32x3::Tile tile = tf32x3::Tile::batch64;
 };
 
-// Resolves the fp32 forward: `streaming` on (or automatic, B <= 16, on a device with the shared
-// memory) the 8- or 16-row tiles, fp32.forward `narrow` / `wide` (or automatic) the 144 x 64 /
-// 128 x 128 mma.sync ones, `wgmma_narrow` / `wgmma_medium` / `wgmma_wide` (or automatic, B >=
-// kFp32ForwardWgmmaFromB, where the sm_90a kernels run) the wgmma kernel with 32 / 64 / 128 batch
-// rows per tile. Refuses, before anything runs, a choice the forward does not have or a B it does
-// not take (cudaErrorInvalidValue: the 144-row CUDA-core tiles, CUTLASS's or the row-block ones; a
-// forced streaming choice past B = 16 or together with a forced tiling), or one this device cannot
-// run (cudaErrorNotSupported: its shared memory; wgmma without the sm_90a kernels).
+// Resolves the fp32 forward: where the sm_90a kernels run, `wgmma_narrow` / `wgmma_medium` /
+// `wgmma_wide` (or automatic unless streaming is on) the wgmma kernel with 32 / 64 / 128 batch rows
+// per tile (automatic: 8 or 16 up to B = 16); `streaming` on (or automatic, B <= 16, on a device
+// without them but with the shared memory) the mma.sync 8- or 16-row tiles; fp32.forward `narrow` /
+// `wide` (or automatic elsewhere) the 144 x 64 / 128 x 128 mma.sync ones. Refuses, before anything
+// runs, a choice the forward does not have or a B it does not take (cudaErrorInvalidValue: a forced
+// streaming choice past B = 16 or together with a forced tiling), or one this device cannot run
+// (cudaErrorNotSupported: its shared memory; wgmma without the sm_90a kernels).
 cudaError_t resolve_fp32_forward(const KernelChoice& c, int B, Fp32ForwardPlan* plan) {
   const Fp32Tiles f = c.fp32.forward;
   if (f != Fp32Tiles::automatic && f != Fp32Tiles::narrow && f != Fp32Tiles::wide && !is_wgmma(f))
     return cudaErrorInvalidValue;
   if (c.streaming == Streaming::on && (f != Fp32Tiles::automatic || B > tf32x3::batch_rows(tf32x3::Tile::batch16)))
     return cudaErrorInvalidValue;
-  if (is_wgmma(f) || (f == Fp32Tiles::automatic && B >= kFp32ForwardWgmmaFromB)) {
+  if (is_wgmma(f) || (f == Fp32Tiles::automatic && c.streaming != Streaming::on)) {
     bool usable = false, fits = false;
     if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
     if (usable) {
@@ -885,6 +886,8 @@ cudaError_t resolve_fp32_forward(const KernelChoice& c, int B, Fp32ForwardPlan* 
       plan->wgmma_tile = t == Fp32Tiles::wgmma_narrow   ? sm90::Fp32WgmmaTile::batch32
                          : t == Fp32Tiles::wgmma_medium ? sm90::Fp32WgmmaTile::batch64
                                                         : sm90::Fp32WgmmaTile::batch128;
+      if (f == Fp32Tiles::automatic && B < kFp32ForwardWgmmaFromB)
+        plan->wgmma_tile = B <= 8 ? sm90::Fp32WgmmaTile::batch8 : sm90::Fp32WgmmaTile::batch16;
       return cudaSuccess;
     }
     if (is_wgmma(f)) return cudaErrorNotSupported;

@@ -51,7 +51,8 @@ cudaError_t gradw_gemm(GradWSchedule schedule, int B, const void* grad_out, cons
 // cudaErrorNotSupported in a build without sm_90a or where the driver has no tensor-map encoder;
 // cudaErrorInvalidValue where B < 1 or a tensor map cannot be encoded (a pointer not 16-byte
 // aligned).
-enum class Fp32WgmmaTile { batch8, batch16, batch32, batch64, batch128 };  // batch8, batch16: d_temb only
+// batch8 / batch16: 64 rows of W (forward) or columns (d_temb) per CTA, one consumer warpgroup.
+enum class Fp32WgmmaTile { batch8, batch16, batch32, batch64, batch128 };
 cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, const float* s_lo, const float* weight,
                                const float* bias, float* out, cudaStream_t stream);
 

@@ -363,14 +363,18 @@ cudaError_t encode_maps(Maps* maps, const float* a, MapShape as, const float* b_
   return cudaSuccess;
 }
 
-template <int kRowsN>
+// The forward: A = W (K-major), B = s's pieces. 128 rows of W per CTA (two consumers), or 64 with
+// one consumer for the small-B tiles (8 or 16 batch rows; three CTAs per SM, 288 CTAs).
+template <int kRowsN, int kConsumers = 2>
 cudaError_t launch_forward(int B, const float* s_hi, const float* s_lo, const float* weight, const float* bias,
                            float* out, cudaStream_t stream) {
   Maps maps{};
-  if (const cudaError_t err = encode_maps(&maps, weight, {kN, kK, 128}, s_hi, s_lo, {B, kK, kRowsN}); err != cudaSuccess)
+  if (const cudaError_t err = encode_maps(&maps, weight, {kN, kK, Shape<kRowsN, kConsumers>::kRowsM}, s_hi, s_lo,
+                                          {B, kK, kRowsN});
+      err != cudaSuccess)
     return err;
   const Store st{out, bias, kN, 0, B};
-  return launch_chain<kRowsN, 2, AMajor::k>(maps, st, kChunks, kN, B, 1, stream);
+  return launch_chain<kRowsN, kConsumers, AMajor::k>(maps, st, kChunks, kN, B, 1, stream);
 }
 
 // d_temb's slice partials: A = W read along its columns (M = k, K = n), B = grad_out's pieces.
@@ -421,8 +425,8 @@ cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, con
                                const float* bias, float* out, cudaStream_t stream) {
   if (B < 1) return cudaErrorInvalidValue;
   switch (tile) {
-    case Fp32WgmmaTile::batch8:
-    case Fp32WgmmaTile::batch16: return cudaErrorInvalidValue;  // d_temb's tiles only
+    case Fp32WgmmaTile::batch8: return launch_forward<8, 1>(B, s_hi, s_lo, weight, bias, out, stream);
+    case Fp32WgmmaTile::batch16: return launch_forward<16, 1>(B, s_hi, s_lo, weight, bias, out, stream);
     case Fp32WgmmaTile::batch32: return launch_forward<32>(B, s_hi, s_lo, weight, bias, out, stream);
     case Fp32WgmmaTile::batch64: return launch_forward<64>(B, s_hi, s_lo, weight, bias, out, stream);
     case Fp32WgmmaTile::batch128: return launch_forward<128>(B, s_hi, s_lo, weight, bias, out, stream);
