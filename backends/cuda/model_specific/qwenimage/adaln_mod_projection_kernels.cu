@@ -817,9 +817,10 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
 
 // fp32 forward (tf32x3::): the 8- and 16-row batch tiles (SiLU in the kernel, W streamed once) up
 // to their height, the 144 x 64 tiles above, the 128 x 128 ones from kFp32ForwardWideFromB; where
-// the sm_90a kernels run, the wgmma kernel (sm90::fp32_forward_wgmma) instead at every B unless
-// streaming is forced (`on`: the mma.sync 8- and 16-row tiles): 64 rows of W by 8 or 16 batch rows
-// up to B = 8 / 16, then 128 by 32 batch rows from 17, 64 from kFp32ForwardWgmmaMediumFromB, 32
+// the sm_90a kernels run, the wgmma kernel (sm90::fp32_forward_wgmma) instead from
+// kFp32ForwardWgmmaSmallFromB (at every B with streaming off; never with streaming on, the mma.sync
+// 8- and 16-row tiles): 64 rows of W by 8 or 16 batch rows up to B = 8 / 16, then 128 by 32 batch
+// rows from 17, 64 from kFp32ForwardWgmmaMediumFromB, 32
 // again from kFp32ForwardWgmmaNarrowAgainFromB to ...ToB (three 32-row tiles beat two 64-row ones
 // there), 64 again above, 128 from kFp32ForwardWgmmaWideFromB. Forward alone, ms, 144 x 64 mma.sync /
 // wgmma 32 / 64 / 128 rows (dev/kernel_check.cu, docs/notes/cuda-kernels.md): B = 16 streaming 0.105 / 0.103 /
@@ -829,6 +830,7 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
 // 0.274; 208 0.932 / 0.345 / 0.309 / 0.276; 2048 4.59 (128 x 128) / 3.25 / 2.48 / 1.86. Speed only.
 constexpr int kFp32ForwardWideFromB = 193;
 constexpr int kFp32ForwardWgmmaFromB = 17;
+constexpr int kFp32ForwardWgmmaSmallFromB = 9;  // automatic streaming takes B <= 8 (resolve_fp32_forward)
 constexpr int kFp32ForwardWgmmaMediumFromB = 33;
 constexpr int kFp32ForwardWgmmaNarrowAgainFromB = 65;
 constexpr int kFp32ForwardWgmmaNarrowAgainToB = 96;
@@ -858,8 +860,9 @@ struct Fp32ForwardPlan {
 
 // Resolves the fp32 forward: where the sm_90a kernels run, `wgmma_narrow` / `wgmma_medium` /
 // `wgmma_wide` (or automatic unless streaming is on) the wgmma kernel with 32 / 64 / 128 batch rows
-// per tile (automatic: 8 or 16 up to B = 16); `streaming` on (or automatic, B <= 16, on a device
-// without them but with the shared memory) the mma.sync 8- or 16-row tiles; fp32.forward `narrow` /
+// per tile (automatic: 8 or 16 up to B = 16), except that automatic streaming keeps B <= 8 on the
+// mma.sync 8-row tile; `streaming` on (or automatic, B <= 16, on a device without them but with the
+// shared memory) the mma.sync 8- or 16-row tiles; fp32.forward `narrow` /
 // `wide` (or automatic elsewhere) the 144 x 64 / 128 x 128 mma.sync ones. Refuses, before anything
 // runs, a choice the forward does not have or a B it does not take (cudaErrorInvalidValue: a forced
 // streaming choice past B = 16 or together with a forced tiling), or one this device cannot run
@@ -870,7 +873,12 @@ cudaError_t resolve_fp32_forward(const KernelChoice& c, int B, Fp32ForwardPlan* 
     return cudaErrorInvalidValue;
   if (c.streaming == Streaming::on && (f != Fp32Tiles::automatic || B > tf32x3::batch_rows(tf32x3::Tile::batch16)))
     return cudaErrorInvalidValue;
-  if (is_wgmma(f) || (f == Fp32Tiles::automatic && c.streaming != Streaming::on)) {
+  // Automatic up to B = 8: the mma.sync 8-row tile, which computes SiLU itself (forward alone at B = 1,
+  // 3, 8 on an H200: 0.070, 0.070, 0.075 ms; the wgmma 8-row tile after the pieces kernel 0.073,
+  // 0.077, 0.074; at 16 the mma.sync 16-row tile 0.105, wgmma's 0.074; dev/kernel_check.cu at
+  // ad7d0e6 and e3c89ab).
+  const bool streaming_first = c.streaming == Streaming::automatic && B <= kFp32ForwardWgmmaSmallFromB - 1;
+  if (is_wgmma(f) || (f == Fp32Tiles::automatic && c.streaming != Streaming::on && !streaming_first)) {
     bool usable = false, fits = false;
     if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
     if (usable) {
