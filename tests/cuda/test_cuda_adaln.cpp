@@ -179,9 +179,9 @@ TEST_P(Invariance, TheVeryFirstCallCanBeCapturedIntoAGraph) {
 }
 
 // The same for the large-batch kernels, whose first launch sets up other kernels: at B = 768 fp32
-// runs CUTLASS's SIMT GEMMs for the forward and d_temb (launched without programmatic overlap, their
-// shared-memory limits raised on first use) between the library's own kernels, bf16 the 128-row
-// swapped forward tiles and the 128 x 128 d_temb tiles.
+// runs the wgmma 3xTF32 kernels of forward, d_temb and grad_weight (their shared-memory limits raised
+// and the SM count queried on first use), bf16 the 128-row swapped forward tiles and the 128 x 128
+// d_temb tiles.
 TEST_P(Invariance, TheVeryFirstLargeBatchCallCanBeCapturedIntoAGraph) {
   REQUIRE_CUDA_OP(op, 0);
   const DType dtype = GetParam();

@@ -784,7 +784,7 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
   }
   // The streaming backward also computes d_temb for the smallest B where grad_temb is automatic,
   // when streaming is forced on or the wgmma GEMMs (faster) cannot run; grad_temb then stays
-  // `automatic`, which backward_impl reads as the streaming kernel.
+  // `automatic`, which backward_bf16 reads as the streaming kernel.
   bool dtemb_streams = false;
   if (direction == Direction::backward && g->streaming == Streaming::on && g->grad_temb == GemmFamily::automatic &&
       B <= kBf16StreamingDTembUpToB && (streaming_forced || !usable)) {
@@ -877,7 +877,7 @@ cudaError_t resolve_fp32_forward(const KernelChoice& c, int B, Fp32ForwardPlan* 
   // 3, 8 on an H200: 0.070, 0.070, 0.075 ms; the wgmma 8-row tile after the pieces kernel 0.073,
   // 0.077, 0.074; at 16 the mma.sync 16-row tile 0.105, wgmma's 0.074; dev/kernel_check.cu at
   // ad7d0e6 and e3c89ab).
-  const bool streaming_first = c.streaming == Streaming::automatic && B <= kFp32ForwardWgmmaSmallFromB - 1;
+  const bool streaming_first = c.streaming == Streaming::automatic && B < kFp32ForwardWgmmaSmallFromB;
   if (is_wgmma(f) || (f == Fp32Tiles::automatic && c.streaming != Streaming::on && !streaming_first)) {
     bool usable = false, fits = false;
     if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
@@ -1020,30 +1020,28 @@ cudaError_t backward_bf16(int B, const BackwardTensors& t, const Problem& prob, 
   gw.out = t.grad_weight;
   gw.B = B;
 
-  {
-    if (choice.grad_temb == GemmFamily::automatic)  // resolved to the streaming kernel
-      err = bf16_stream::dtemb_partials(B, t.weight, t.grad_out, partial, stream);
-    else
-      err = choice.grad_temb == GemmFamily::mma_sync
-                ? mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream)
-                : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, t.grad_out, partial, stream);
+  if (choice.grad_temb == GemmFamily::automatic)  // resolved to the streaming kernel
+    err = bf16_stream::dtemb_partials(B, t.weight, t.grad_out, partial, stream);
+  else
+    err = choice.grad_temb == GemmFamily::mma_sync
+              ? mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream)
+              : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, t.grad_out, partial, stream);
+  if (err != cudaSuccess) return err;
+  gw.r_len = round_up_int(B, mma::GradWConfig::BR);
+  if (choice.streaming == Streaming::on)  // writes grad_temb and grad_bias too: no finish kernel
+    return bf16_stream::grad_weight(B, silu_in_kernel ? t.temb : s, !silu_in_kernel, t.grad_out, t.grad_weight,
+                                    bf16_stream::Finish{partial, t.temb, t.grad_temb, t.grad_bias}, stream);
+  if (choice.grad_weight != GemmFamily::mma_sync) {  // the finish runs beside it
+    err = sm90::gradw_gemm(choice.grad_weight == GemmFamily::wgmma_pingpong ? sm90::GradWSchedule::pingpong
+                                                                            : sm90::GradWSchedule::cooperative,
+                           B, t.grad_out, s, t.grad_weight, stream, kFinishBesideSms);
     if (err != cudaSuccess) return err;
-    gw.r_len = round_up_int(B, mma::GradWConfig::BR);
-    if (choice.streaming == Streaming::on)  // writes grad_temb and grad_bias too: no finish kernel
-      return bf16_stream::grad_weight(B, silu_in_kernel ? t.temb : s, !silu_in_kernel, t.grad_out, t.grad_weight,
-                                      bf16_stream::Finish{partial, t.temb, t.grad_temb, t.grad_bias}, stream);
-    if (choice.grad_weight != GemmFamily::mma_sync) {  // the finish runs beside it
-      err = sm90::gradw_gemm(choice.grad_weight == GemmFamily::wgmma_pingpong ? sm90::GradWSchedule::pingpong
-                                                                              : sm90::GradWSchedule::cooperative,
-                             B, t.grad_out, s, t.grad_weight, stream, kFinishBesideSms);
-      if (err != cudaSuccess) return err;
-      return launch::kernel<backward_finish_beside_kernel<T>>(
-          static_cast<unsigned>(kFinishBesideSms * kFinishBlocksPerSm), kBiasThreads, 0, stream, partial,
-          static_cast<const T*>(t.temb), static_cast<T*>(t.grad_temb), count, static_cast<const T*>(t.grad_out),
-          static_cast<T*>(t.grad_bias), B);
-    }
-    err = mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream);
+    return launch::kernel<backward_finish_beside_kernel<T>>(
+        static_cast<unsigned>(kFinishBesideSms * kFinishBlocksPerSm), kBiasThreads, 0, stream, partial,
+        static_cast<const T*>(t.temb), static_cast<T*>(t.grad_temb), count, static_cast<const T*>(t.grad_out),
+        static_cast<T*>(t.grad_bias), B);
   }
+  err = mma::launch<mma::GradWConfig, Op::kGradW>(gw, kK, kN, 1, stream);
   if (err != cudaSuccess) return err;
 
   return launch::kernel<backward_finish_kernel<T>>(

@@ -331,10 +331,8 @@ cudaError_t launch_chain(const Maps& maps, const Store& st, int chunks, int m_ex
   if (const cudaError_t err = launch::allow_smem<kernel>(S::kSmemBytes); err != cudaSuccess) return err;
   const int n_tiles = (n_extent + kRowsN - 1) / kRowsN;
   if constexpr (kTiles == 0) {
-    int device = 0, sms = 0;
-    if (const cudaError_t err = cudaGetDevice(&device); err != cudaSuccess) return err;
-    if (const cudaError_t err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device); err != cudaSuccess)
-      return err;
+    int sms = 0;
+    if (const cudaError_t err = launch::attribute<cudaDevAttrMultiProcessorCount>(&sms); err != cudaSuccess) return err;
     Store ps = st;
     ps.n_tiles = n_tiles;
     ps.total_tiles = n_tiles * (m_extent / S::kRowsM);
