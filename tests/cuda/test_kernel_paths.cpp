@@ -1,6 +1,6 @@
 // The CUDA plugin may pick its kernels by B (bf16: mma.sync, or wgmma with a narrow or wide
 // batch tile, cooperative or ping-pong, or the streaming forward up to B = 8; fp32: the forward's
-// mma.sync tiles of 8, 16, 64 and 128 batch rows or its wgmma tiles of 32, 64 and 128, the
+// mma.sync tiles of 8, 16, 64 and 128 batch rows or its wgmma tiles of 8, 16, 32, 64 and 128, the
 // backward's d_temb on mma.sync or on wgmma tiles of 8 to 128 batch rows, its grad_weight on
 // mma.sync or wgmma) only because every choice gives the same bytes. This checks that claim directly
 // on the kernels: each implementation, forced, against one reference implementation, byte for
@@ -461,8 +461,8 @@ TEST_F(KernelPaths, Bf16StreamingDTembGivesTheBytesOfMmaSyncAtEveryBatchItTakes)
       "the streaming backward");
 }
 
-// Across the automatic switches (the forward's 8- and 16-row streaming tiles, then its wgmma or
-// 144 x 64 tiles; the backward's d_temb tiles of 8, 16, 32, 64 and 128 rows; grad_weight's chunks of
+// Across the automatic switches (the forward's 8-row streaming tile, then its wgmma tiles, or without
+// the sm_90a kernels the 16-row streaming tile and the 144 x 64 tiles; the backward's d_temb tiles of 8, 16, 32, 64 and 128 rows; grad_weight's chunks of
 // 32 rows), rows of y and grad_temb keep their bytes, and appending rows whose dy is zero leaves
 // grad_weight and grad_bias unchanged.
 TEST_F(KernelPaths, Fp32BytesHoldAcrossTheSwitchesFromStreamingToTiled) {
