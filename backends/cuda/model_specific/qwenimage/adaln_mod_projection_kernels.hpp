@@ -65,7 +65,9 @@ enum class GemmFamily {
   wgmma_tall_narrow
 };
 // `streaming`: the streaming kernels for small batches where they exist (fp32 forward for B <= 16:
-// the tensor-core tiles of 8 and 16 batch rows, tf32x3::, which compute SiLU themselves; bf16 forward for B <= bf16_stream::kMaxB, bf16
+// the mma.sync tiles of 8 and 16 batch rows, tf32x3::, which compute SiLU themselves; with
+// `automatic` only up to B = 8 where the wgmma kernels run, whose 16-row tile is faster from 9;
+// bf16 forward for B <= bf16_stream::kMaxB, bf16
 // grad_weight for B <= bf16_stream::kGradWMaxB and, where grad_temb is automatic, bf16 grad_temb
 // for B <= bf16_stream::kDTembMaxB: always with `on`, with `automatic` only on devices without
 // the wgmma GEMMs, whose 256 x 32 d_temb tiles are faster), on devices with the shared memory they
@@ -78,7 +80,8 @@ enum class Streaming { automatic, off, on };
 // fp32, per GEMM, all 3xTF32 chains on tensor cores. The forward (where the streaming tiles do not
 // run: B past them, or streaming off): `narrow` 144 rows of W x 64 batch rows per CTA, `wide`
 // 128 x 128 (tf32x3::, mma.sync), `wgmma_narrow` / `wgmma_medium` / `wgmma_wide` 128 rows of W x 32
-// / 64 / 128 batch rows on wgmma (sm90::fp32_forward_wgmma). d_temb: `narrow` the mma.sync kernel
+// / 64 / 128 batch rows on wgmma (sm90::fp32_forward_wgmma; automatic also takes its 64 x 8 and
+// 64 x 16 tiles up to B = 16). d_temb: `narrow` the mma.sync kernel
 // (tf32x3::dtemb_partials), `wgmma_narrow` / `wgmma_medium` / `wgmma_wide` the wgmma kernel with 32
 // / 64 / 128 batch rows per tile (automatic also takes its 8- and 16-row tiles at small B).
 // grad_weight: `narrow` mma.sync (tf32x3::grad_weight), `wgmma_wide` wgmma. Automatic: wgmma where
