@@ -80,15 +80,13 @@ __global__ void __launch_bounds__(kSiluThreads) silu_kernel(const T* __restrict_
   *reinterpret_cast<Vec*>(s + i) = y;
 }
 
-// The contract's two truncated TF32 pieces (tf32_cut) of fp32 s = SiLU(temb) (kSilu) or of x itself
-// (grad_out, for the tensor-core backward's d_temb), for the wgmma kernels (sm90::fp32_*_wgmma),
-// which read them with TMA: the same values the mma.sync tilings cut in shared memory.
+// The contract's two truncated TF32 pieces (tf32_cut) of fp32 s = SiLU(temb) (kSilu: the wgmma
+// forward's, silu_pieces_kernel) or of x itself (grad_out, for the wgmma d_temb: fp32_backward_prep_kernel),
+// elements i .. i + kSiluVec - 1, for the wgmma kernels (sm90::fp32_*_wgmma), which read them with TMA:
+// the same values the mma.sync tilings cut in shared memory.
 template <bool kSilu>
-__global__ void __launch_bounds__(kSiluThreads) pieces_kernel(const float* __restrict__ x, float* __restrict__ hi,
-                                                               float* __restrict__ lo, std::int64_t count) {
-  await_prior_grids();
-  const std::int64_t i =
-      (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kSiluVec;
+__device__ __forceinline__ void pieces_at(const float* __restrict__ x, float* __restrict__ hi, float* __restrict__ lo,
+                                          std::int64_t count, std::int64_t i) {
   if (i >= count) return;
   struct alignas(16) Vec {
     float v[kSiluVec];
@@ -105,17 +103,22 @@ __global__ void __launch_bounds__(kSiluThreads) pieces_kernel(const float* __res
   *reinterpret_cast<Vec*>(hi + i) = h;
   *reinterpret_cast<Vec*>(lo + i) = l;
 }
+__global__ void __launch_bounds__(kSiluThreads) silu_pieces_kernel(const float* __restrict__ x, float* __restrict__ hi,
+                                                                    float* __restrict__ lo, std::int64_t count) {
+  await_prior_grids();
+  pieces_at<true>(x, hi, lo, count, (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kSiluVec);
+}
 
 // s's pieces transposed, s_t[k, b] ([K, ld]; zeros for B <= b < ld), for the tensor-core
 // grad_weight, whose B operand must be K-major (TF32 wgmma reads no other layout): 32 x 32 tiles
 // through shared memory, read along k and written along b.
 constexpr int kTransposeTile = 32, kTransposeRows = 8;
-__global__ void __launch_bounds__(kTransposeTile* kTransposeRows)
-    silu_pieces_t_kernel(const float* __restrict__ temb, float* __restrict__ hi, float* __restrict__ lo, int B, int ld) {
+// Tile (tile_b, tile_k) of them, by the kTransposeTile * kTransposeRows threads of a block (`t`).
+__device__ __forceinline__ void silu_pieces_t_tile(const float* __restrict__ temb, float* __restrict__ hi,
+                                                   float* __restrict__ lo, int B, int ld, int tile_b, int tile_k, int t) {
   __shared__ std::uint32_t tile[2][kTransposeTile][kTransposeTile + 1];
-  await_prior_grids();
-  const int b0 = blockIdx.x * kTransposeTile, k0 = blockIdx.y * kTransposeTile;
-  const int tx = threadIdx.x % kTransposeTile, ty = threadIdx.x / kTransposeTile;
+  const int b0 = tile_b * kTransposeTile, k0 = tile_k * kTransposeTile;
+  const int tx = t % kTransposeTile, ty = t / kTransposeTile;
   for (int r = ty; r < kTransposeTile; r += kTransposeRows) {
     const int b = b0 + r;
     std::uint32_t h = 0, l = 0;
@@ -130,7 +133,6 @@ __global__ void __launch_bounds__(kTransposeTile* kTransposeRows)
     lo[at] = __uint_as_float(tile[1][tx][r]);
   }
 }
-
 // grad_bias[n]: kBiasGroups thread groups per column. Group j sums chunks j, j + kBiasGroups,
 // ... (kBiasChunk rows each, ascending, fresh FP32 chunk sum folded into a TwoSum pair); the
 // groups' pairs are then combined in ascending group order. Rows past B form no chunk, so
@@ -221,6 +223,32 @@ __global__ void __launch_bounds__(kBiasThreads)
     dtemb_combine(partial, temb, grad_temb, count,
                   static_cast<std::int64_t>(block - kBiasBlocks<T>) * kBiasThreads + threadIdx.x);
   }
+}
+
+// The fp32 backward's first kernel where both its GEMMs run on wgmma: what they read cut, in one
+// launch instead of two (grad_out's pieces for d_temb: pieces_at<false>; s's transposed pieces for
+// grad_weight: silu_pieces_t_tile), and, where the grad_weight kernel combines grad_temb in its
+// CTAs' tails (bias_blocks = kBiasBlocks<float>, small B), grad_bias, which reads only grad_out, so
+// that no finish kernel runs after the GEMMs. Blocks [0, bias_blocks) grad_bias (grad_bias_block),
+// then dy_blocks of grad_out's pieces, then the transposed tiles (ld / kTransposeTile per row of
+// tiles). Each element's arithmetic is that of the kernel it replaces.
+static_assert(kBiasThreads == kSiluThreads && kTransposeTile * kTransposeRows == kSiluThreads);
+__global__ void __launch_bounds__(kSiluThreads)
+    fp32_backward_prep_kernel(const float* __restrict__ dy, float* __restrict__ dy_hi, float* __restrict__ dy_lo,
+                              int dy_blocks, const float* __restrict__ temb, float* __restrict__ s_t_hi,
+                              float* __restrict__ s_t_lo, int ld, float* __restrict__ grad_bias, int bias_blocks, int B) {
+  await_prior_grids();
+  const int block = static_cast<int>(blockIdx.x);
+  if (block < bias_blocks) {
+    grad_bias_block(dy, grad_bias, B, kN, block);
+  } else if (block < bias_blocks + dy_blocks) {
+    pieces_at<false>(dy, dy_hi, dy_lo, static_cast<std::int64_t>(B) * kN,
+                     (static_cast<std::int64_t>(block - bias_blocks) * kSiluThreads + threadIdx.x) * kSiluVec);
+  } else {
+    const int tile = block - bias_blocks - dy_blocks, tiles_b = ld / kTransposeTile;
+    silu_pieces_t_tile(temb, s_t_hi, s_t_lo, B, ld, tile % tiles_b, tile / tiles_b, threadIdx.x);
+  }
+  release_dependent_grids();
 }
 
 // The backward's last outputs beside the Hopper grad_weight GEMM (bf16, B > the streaming
@@ -673,11 +701,10 @@ cudaError_t launch_silu(const void* temb, void* s, int B, cudaStream_t stream) {
                                         static_cast<const T*>(temb), static_cast<T*>(s), count);
 }
 
-// The pieces of `count` elements of x (SiLU first where kSilu).
-template <bool kSilu>
-cudaError_t launch_pieces(const void* x, float* hi, float* lo, std::int64_t count, cudaStream_t stream) {
-  return launch::kernel<pieces_kernel<kSilu>>(blocks_for(count / kSiluVec, kSiluThreads), kSiluThreads, 0, stream,
-                                              static_cast<const float*>(x), hi, lo, count);
+// The pieces of SiLU of `count` elements of x.
+cudaError_t launch_silu_pieces(const void* x, float* hi, float* lo, std::int64_t count, cudaStream_t stream) {
+  return launch::kernel<silu_pieces_kernel>(blocks_for(count / kSiluVec, kSiluThreads), kSiluThreads, 0, stream,
+                                            static_cast<const float*>(x), hi, lo, count);
 }
 
 int round_up_int(int v, int m) { return (v + m - 1) / m * m; }
@@ -943,7 +970,7 @@ cudaError_t forward_fp32(int B, const ForwardTensors& t, void* ws, const Fp32For
   if (plan.wgmma) {
     float* s_hi = static_cast<float*>(ws);
     float* s_lo = reinterpret_cast<float*>(static_cast<unsigned char*>(ws) + silu_bytes(prob));
-    if (const cudaError_t err = launch_pieces<true>(t.temb, s_hi, s_lo, static_cast<std::int64_t>(B) * kK, stream);
+    if (const cudaError_t err = launch_silu_pieces(t.temb, s_hi, s_lo, static_cast<std::int64_t>(B) * kK, stream);
         err != cudaSuccess)
       return err;
     return sm90::fp32_forward_wgmma(plan.wgmma_tile, B, s_hi, s_lo, static_cast<const float*>(t.weight),
@@ -1093,8 +1120,17 @@ cudaError_t resolve_fp32_backward(const KernelChoice& c, int B, Fp32BackwardPlan
   return cudaSuccess;
 }
 
-// grad_out's pieces (wgmma d_temb), then s in FP32 (mma.sync kernels) or its transposed pieces (wgmma
-// grad_weight) in the workspace after the d_temb partials.
+// The fp32 backward: one kernel for what the wgmma GEMMs read cut (fp32_backward_prep_kernel), s in
+// FP32 for an mma.sync grad_weight, d_temb's partials, grad_weight, then the finish (the slices
+// combined in ascending order and silu', grad_bias). Where grad_weight runs on wgmma and B is at
+// most kFp32CombineInGradWToB, grad_bias moves into the first kernel and the combine into grad_weight's
+// CTAs after their tiles (sm90::Fp32Combine), and no finish kernel runs. Measured at small B before
+// (rlk_kernel_check on the H200, docs/evidence/h200-dcaf3e4/): of the backward's 0.138 ms at B = 1,
+// the two GEMMs alone took 0.064 and 0.067 and the three small kernels beside them (grad_out's
+// pieces, s's transposed pieces, the finish) ~7 us; the finish reads little there, and grad_weight's
+// CTAs with one tile fewer than others (3456 tiles on 132) would wait anyway. Above that B the
+// combine reads the partials (8 B K floats) on one CTA per SM, too few loads in flight for them.
+constexpr int kFp32CombineInGradWToB = 32;
 cudaError_t backward_fp32(int B, const BackwardTensors& t, const Problem& prob, void* ws, const Fp32BackwardPlan& plan,
                           cudaStream_t stream) {
   unsigned char* base = static_cast<unsigned char*>(ws);
@@ -1106,31 +1142,33 @@ cudaError_t backward_fp32(int B, const BackwardTensors& t, const Problem& prob, 
   float* s = s_t_hi;  // [B, 3072] fits in [3072, ld]
   const float* w = static_cast<const float*>(t.weight);
   const float* dy = static_cast<const float*>(t.grad_out);
+  const float* temb = static_cast<const float*>(t.temb);
   float* gw = static_cast<float*>(t.grad_weight);
   const int ld = fp32_s_t_ld(B);
   const std::int64_t count = static_cast<std::int64_t>(B) * kK;
+  const bool combine_in_gradw = plan.gradw_wgmma && B <= kFp32CombineInGradWToB;
+  const int bias_blocks = combine_in_gradw ? kBiasBlocks<float> : 0;
+  const int dy_blocks = plan.dtemb_wgmma ? static_cast<int>(blocks_for(std::int64_t(B) * kN / kSiluVec, kSiluThreads)) : 0;
+  const int t_blocks = plan.gradw_wgmma ? (ld / kTransposeTile) * (kK / kTransposeTile) : 0;
   cudaError_t err = cudaSuccess;
-  if (!plan.dtemb_wgmma) {
-    err = tf32x3::dtemb_partials(B, w, dy, partial, stream);
-  } else {
-    err = launch_pieces<false>(dy, dy_hi, dy_lo, static_cast<std::int64_t>(B) * kN, stream);
-    if (err == cudaSuccess) err = sm90::fp32_dtemb_wgmma(plan.dtemb_tile, B, dy_hi, dy_lo, w, partial, stream);
+  if (bias_blocks + dy_blocks + t_blocks > 0)
+    err = launch::kernel<fp32_backward_prep_kernel>(static_cast<unsigned>(bias_blocks + dy_blocks + t_blocks), kSiluThreads,
+                                                    0, stream, dy, dy_hi, dy_lo, dy_blocks, temb, s_t_hi, s_t_lo, ld,
+                                                    static_cast<float*>(t.grad_bias), bias_blocks, B);
+  if (err == cudaSuccess && !plan.gradw_wgmma) err = launch_silu<float>(t.temb, s, B, stream);
+  if (err == cudaSuccess)
+    err = plan.dtemb_wgmma ? sm90::fp32_dtemb_wgmma(plan.dtemb_tile, B, dy_hi, dy_lo, w, partial, stream)
+                           : tf32x3::dtemb_partials(B, w, dy, partial, stream);
+  if (err == cudaSuccess) {
+    const sm90::Fp32Combine combine =
+        combine_in_gradw ? sm90::Fp32Combine{partial, temb, static_cast<float*>(t.grad_temb), count} : sm90::Fp32Combine{};
+    err = plan.gradw_wgmma ? sm90::fp32_grad_weight_wgmma(B, ld, dy, s_t_hi, s_t_lo, gw, stream, combine)
+                           : tf32x3::grad_weight(B, dy, s, gw, stream);
   }
-  if (err != cudaSuccess) return err;
-  if (plan.gradw_wgmma) {
-    err = launch::kernel<silu_pieces_t_kernel>(dim3(ld / kTransposeTile, kK / kTransposeTile),
-                                               kTransposeTile * kTransposeRows, 0, stream,
-                                               static_cast<const float*>(t.temb), s_t_hi, s_t_lo, B, ld);
-    if (err == cudaSuccess) err = sm90::fp32_grad_weight_wgmma(B, ld, dy, s_t_hi, s_t_lo, gw, stream);
-  } else {
-    err = launch_silu<float>(t.temb, s, B, stream);
-    if (err == cudaSuccess) err = tf32x3::grad_weight(B, dy, s, gw, stream);
-  }
-  if (err != cudaSuccess) return err;
-  return launch::kernel<backward_finish_kernel<float>>(
-      kBiasBlocks<float> + blocks_for(count, kBiasThreads), kBiasThreads, 0, stream, partial,
-      static_cast<const float*>(t.temb), static_cast<float*>(t.grad_temb), count, dy,
-      static_cast<float*>(t.grad_bias), B);
+  if (err != cudaSuccess || combine_in_gradw) return err;
+  return launch::kernel<backward_finish_kernel<float>>(kBiasBlocks<float> + blocks_for(count, kBiasThreads), kBiasThreads,
+                                                       0, stream, partial, temb, static_cast<float*>(t.grad_temb), count,
+                                                       dy, static_cast<float*>(t.grad_bias), B);
 }
 
 __global__ void strict_probe_kernel(const float* num, const float* den, float subnormal_in,

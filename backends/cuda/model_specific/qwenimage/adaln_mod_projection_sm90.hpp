@@ -9,6 +9,8 @@
 // reduction tiles in ascending order). Pointers are 16-byte aligned device pointers.
 #pragma once
 
+#include <cstdint>
+
 #include <cuda_runtime_api.h>
 
 namespace rlk::cuda::qwenimage::sm90 {
@@ -68,11 +70,20 @@ cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, con
 //   last zero-filled.
 //   One CTA per SM takes every gridDim-th 128 x 128 tile; the sums leave through shared memory and
 //   TMA stores.
+//   With `combine.partial` set, its CTAs also write grad_temb once their tiles are stored:
+//   device::dtemb_combine_vec of d_temb's partials (`count` = B * 3072 elements; the kernel before it
+//   in the stream, or one before that, wrote them), the finish kernel's arithmetic.
 // Errors as fp32_forward_wgmma (and cudaErrorInvalidValue for an ld that breaks the rule above).
+struct Fp32Combine {
+  const float* partial = nullptr;
+  const float* temb = nullptr;
+  float* grad_temb = nullptr;
+  std::int64_t count = 0;
+};
 cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, const float* dy_lo, const float* weight,
                              float* partial, cudaStream_t stream);
 cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const float* s_t_hi, const float* s_t_lo,
-                                   float* grad_weight, cudaStream_t stream);
+                                   float* grad_weight, cudaStream_t stream, const Fp32Combine& combine = {});
 
 // Whether the current device has the shared memory fp32_forward_wgmma needs, every tile (false in a
 // build without sm_90a).

@@ -22,7 +22,7 @@
 // chain: each of its k8 steps is one instruction whatever N is. A's pieces are cut in registers
 // after its shared-memory load (A from registers), so A is read once as FP32 and no workspace holds
 // its pieces; B's pieces, shared by every CTA of a row of tiles, come cut from the workspace
-// (pieces_kernel and silu_pieces_t_kernel). Rows past an operand's extent are zeros from TMA's
+// (silu_pieces_kernel and fp32_backward_prep_kernel, adaln_mod_projection_kernels.cu). Rows past an operand's extent are zeros from TMA's
 // out-of-bounds fill; their outputs are never stored. grad_weight's sums leave through shared
 // memory and TMA stores (kTmaStore: whole 128-byte lines, no store instructions per thread).
 //
@@ -101,7 +101,8 @@ struct Store {
   const float* bias;
   std::int64_t ld, slice_stride;
   int n_valid;
-  int n_tiles = 0, total_tiles = 0;  // persistent kernels (kTiles = 0): N tiles per row of tiles, all tiles
+  int n_tiles = 0, total_tiles = 0;  // persistent kernels: N tiles per row of tiles, all tiles
+  Fp32Combine combine{};             // kTmaStore (grad_weight): grad_temb after the tiles where partial is set
 };
 
 #define RLK_ACC8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
@@ -163,13 +164,14 @@ __device__ __forceinline__ int a_row(int w, int r) {
 // registers); B's pieces come cut, K-major. A producer warpgroup issues the TMA loads of each
 // chunk's tiles into the stages; rows past either operand's extent are zeros from TMA's
 // out-of-bounds fill and add exact zeros; sums of rows past n_valid are never stored.
-template <int kRowsN, int kConsumers, AMajor kA, int kTiles, bool kTmaStore>
+template <int kRowsN, int kConsumers, AMajor kA, bool kPersistent, bool kTmaStore>
 __global__ void __launch_bounds__(Shape<kRowsN, kConsumers, kTmaStore>::kThreads, kConsumers == 2 ? 1 : 3)
     chain_kernel(const __grid_constant__ Maps maps, const Store st, int chunks) {
-  // kTiles = 0: persistent, CTA x takes tiles x, x + gridDim.x, ... of the row-major tile grid
-  // (N tiles fastest); otherwise kTiles consecutive N tiles per CTA.
-  constexpr bool kPersistent = kTiles == 0;
-  const int tiles = kPersistent ? (st.total_tiles - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x) : kTiles;
+  // kPersistent: CTA x takes tiles x, x + gridDim.x, ... of the row-major tile grid (N tiles
+  // fastest), one after the other through the same stages (the producer runs ahead into the next
+  // tile while the consumers store one); otherwise one tile per CTA, N tile blockIdx.x of row of
+  // tiles blockIdx.y (consecutive CTAs share A's tile, read from L2 after the first).
+  const int tiles = kPersistent ? (st.total_tiles - int(blockIdx.x) + int(gridDim.x) - 1) / int(gridDim.x) : 1;
   using S = Shape<kRowsN, kConsumers, kTmaStore>;
   constexpr int kStages = S::kStages, kStageBytes = S::kStageBytes, kAcc = S::kAcc;
   extern __shared__ unsigned char smem_raw[];
@@ -179,13 +181,9 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers, kTmaStore>::kThreads
   std::uint64_t* empty = full + kStages;
   const int t = threadIdx.x;
   const int wg = t / 128;
-  // kTiles consecutive N tiles per CTA, one after the other through the same stages (the producer
-  // runs ahead into the next tile while the consumers store one); consecutive CTAs share A's tile
-  // (read from L2 after the first).
-  const int n_first = blockIdx.x * kTiles * kRowsN;
   auto tile_n0 = [&](int tl) {
     if constexpr (kPersistent) return (int(blockIdx.x + tl * gridDim.x) % st.n_tiles) * kRowsN;
-    return n_first + tl * kRowsN;
+    return int(blockIdx.x) * kRowsN;
   };
   auto tile_m0 = [&](int tl) {
     if constexpr (kPersistent) return (int(blockIdx.x + tl * gridDim.x) / st.n_tiles) * S::kRowsM;
@@ -316,21 +314,34 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers, kTmaStore>::kThreads
       if (nn < st.n_valid) out[nn * st.ld + m] = st.bias != nullptr ? sum[i] + st.bias[m] : sum[i];
     }
   }
+  if constexpr (kTmaStore) {
+    // grad_temb (st.combine, small B): kCombineVec elements per consumer thread and step, from the
+    // last CTA down, whose CTAs have one tile fewer where the tiles do not divide evenly. The grids
+    // before this one have completed (await_prior_grids above), the d_temb kernel's among them.
+    const Fp32Combine& cb = st.combine;
+    if (cb.partial != nullptr) {
+      constexpr int kCombineThreads = 128 * kConsumers;
+      const std::int64_t step = std::int64_t(gridDim.x) * kCombineThreads * device::kCombineVec;
+      for (std::int64_t i = (std::int64_t(gridDim.x - 1 - blockIdx.x) * kCombineThreads + t) * device::kCombineVec;
+           i < cb.count; i += step)
+        device::dtemb_combine_vec(cb.partial, cb.temb, cb.grad_temb, cb.count, i);
+    }
+  }
 }
 
 // The chain over `chunks` chunks per slice (grid.z slices) for A's rows [0, m_extent) and B's rows
 // [0, n_extent) (multiples of the tile's extents, or covered by zero fill and n_valid).
-// kTiles N tiles per CTA (0: persistent, one CTA per SM; else a divisor of the N tile count; a compile-time count, so that the kernels of
-// one tile per CTA keep their registers: measured, a runtime loop slowed d_temb's 128-row tiles by
+// kPersistent: one CTA per SM, each taking every gridDim.x-th tile; otherwise one tile per CTA, with
+// a tile count fixed at compile time (measured: a runtime tile loop slowed d_temb's 128-row tiles by
 // ~20% and made the 32-row ones spill at three CTAs per SM).
-template <int kRowsN, int kConsumers, AMajor kA, int kTiles = 1, bool kTmaStore = false>
+template <int kRowsN, int kConsumers, AMajor kA, bool kPersistent = false, bool kTmaStore = false>
 cudaError_t launch_chain(const Maps& maps, const Store& st, int chunks, int m_extent, int n_extent, int slices,
                          cudaStream_t stream) {
   using S = Shape<kRowsN, kConsumers, kTmaStore>;
-  constexpr auto kernel = chain_kernel<kRowsN, kConsumers, kA, kTiles, kTmaStore>;
+  constexpr auto kernel = chain_kernel<kRowsN, kConsumers, kA, kPersistent, kTmaStore>;
   if (const cudaError_t err = launch::allow_smem<kernel>(S::kSmemBytes); err != cudaSuccess) return err;
   const int n_tiles = (n_extent + kRowsN - 1) / kRowsN;
-  if constexpr (kTiles == 0) {
+  if constexpr (kPersistent) {
     int sms = 0;
     if (const cudaError_t err = launch::attribute<cudaDevAttrMultiProcessorCount>(&sms); err != cudaSuccess) return err;
     Store ps = st;
@@ -339,8 +350,7 @@ cudaError_t launch_chain(const Maps& maps, const Store& st, int chunks, int m_ex
     const dim3 grid(std::min(sms, ps.total_tiles), 1, slices);
     return launch::kernel<kernel>(grid, S::kThreads, S::kSmemBytes, stream, maps, ps, chunks);
   } else {
-    if (n_tiles % kTiles != 0) return cudaErrorInvalidValue;
-    const dim3 grid(n_tiles / kTiles, m_extent / S::kRowsM, slices);
+    const dim3 grid(n_tiles, m_extent / S::kRowsM, slices);
     return launch::kernel<kernel>(grid, S::kThreads, S::kSmemBytes, stream, maps, st, chunks);
   }
 }
@@ -402,12 +412,13 @@ cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, cons
 }
 
 cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const float* s_t_hi, const float* s_t_lo,
-                                   float* grad_weight, cudaStream_t stream) {
-  if (B < 1 || ld < B || ld % kChunk != 0) return cudaErrorInvalidValue;
+                                   float* grad_weight, cudaStream_t stream, const Fp32Combine& combine) {
+  if (B < 1 || ld < B || ld % kChunk != 0 || combine.count % device::kCombineVec != 0) return cudaErrorInvalidValue;
   Maps maps{};
   if (const cudaError_t err = encode_maps(&maps, grad_out, {B, kN, 32}, s_t_hi, s_t_lo, {kK, ld, 128}); err != cudaSuccess)
     return err;
-  const Store st{grad_weight, nullptr, kK, 0, kK};
+  Store st{grad_weight, nullptr, kK, 0, kK};
+  st.combine = combine;
   // Persistent CTAs and TMA stores: at small B a tile is one chunk and its 64 KB store, and a CTA per
   // tile (or per few) pays its start and its loads' latency each time, and per-thread stores from
   // registers keep the store path busy. grad_weight alone on an H200, ms (dev/kernel_check.cu
@@ -416,7 +427,7 @@ cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const f
   // 0.124 / 0.109 / 0.104 / 0.085; 256 0.300 / 0.273 / 0.293 / 0.254; 2048 2.229 / 2.065 / 2.158 /
   // 1.917 (a memset of grad_weight: 0.055).
   if (encode_sw128(tensor_map_encoder(), &maps.out, grad_weight, kN, kK, 64) != CUDA_SUCCESS) return cudaErrorInvalidValue;
-  return launch_chain<128, 2, AMajor::m, 0, true>(maps, st, ld / kChunk, kN, kK, 1, stream);
+  return launch_chain<128, 2, AMajor::m, true, true>(maps, st, ld / kChunk, kN, kK, 1, stream);
 }
 
 cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, const float* s_lo, const float* weight,
@@ -450,7 +461,8 @@ cudaError_t fp32_forward_wgmma(Fp32WgmmaTile, int, const float*, const float*, c
 cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile, int, const float*, const float*, const float*, float*, cudaStream_t) {
   return cudaErrorNotSupported;
 }
-cudaError_t fp32_grad_weight_wgmma(int, int, const float*, const float*, const float*, float*, cudaStream_t) {
+cudaError_t fp32_grad_weight_wgmma(int, int, const float*, const float*, const float*, float*, cudaStream_t,
+                                   const Fp32Combine&) {
   return cudaErrorNotSupported;
 }
 cudaError_t fp32_forward_wgmma_fits(bool* fits) {
