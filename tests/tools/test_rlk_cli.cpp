@@ -157,6 +157,17 @@ TEST_F(RlkCliTest, BenchTakesZeroWarmUpsAndRefusesANegativeCountNamingIt) {
   EXPECT_NE(none.find("--device"), std::string::npos) << none;
 }
 
+// The same for the warm-up's wall time (--warmup-ms): a negative one is refused naming it; zero is
+// valid (count-only warm-up).
+TEST_F(RlkCliTest, BenchTakesZeroWarmUpTimeAndRefusesANegativeOneNamingIt) {
+  const std::string negative = one_error_line(rlk(std::string("bench ") + kKey + " --device cuda:0 --warmup-ms -5"));
+  EXPECT_NE(negative.find("--warmup-ms"), std::string::npos) << negative;
+  EXPECT_NE(negative.find("0 to 600000"), std::string::npos) << negative;
+  const std::string none = one_error_line(rlk(std::string("bench ") + kKey + " --device cpu --warmup-ms 0"));
+  EXPECT_EQ(none.find("--warmup-ms"), std::string::npos) << none;
+  EXPECT_NE(none.find("--device"), std::string::npos) << none;
+}
+
 TEST_F(RlkCliTest, EverySubcommandHelpExitsZero) {
   for (const std::string command : {"", "list", "explain", "make-inputs", "run"}) {
     const Completed help = rlk(command + " --help");

@@ -27,6 +27,7 @@ struct Options {
   std::vector<std::string> dtypes{"bf16"};
   std::vector<std::int64_t> batches{1, 3, 64, 256, 1024, 2048};
   int warmup = 10;
+  int warmup_ms = 100;
   int repeats = 50;
   std::string json_path;
   std::string plot_path;
@@ -48,16 +49,31 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-// Times `work` `repeats` times after `warmup` runs with events on `stream`; median in ms.
+// Times `work` `repeats` times with events on `stream` after `warmup` runs and, past those, as many
+// more as take `warmup_ms` of wall time (checked every `warmup` runs or every run); median in ms.
+// The time-based part is for a case's first round: rlk bench's first fp32 case, right after the bf16
+// ones, ran ~20% slow in the rounds after a count-only warm-up on the H200 (its forward at B = 1:
+// 0.084 ms in all five rounds of one run, 0.070 in the kernel check; docs/performance.md).
 template <class Work>
-Result<double> time_median(cudaStream_t stream, int warmup, int repeats, Work&& work) {
+Result<double> time_median(cudaStream_t stream, int warmup, int warmup_ms, int repeats, Work&& work) {
   std::vector<cudaEvent_t> events(2 * repeats);
   for (auto& e : events) {
     if (auto r = cuda(cudaEventCreate(&e), "cudaEventCreate"); !r) return std::unexpected(r.error());
   }
-  for (int i = 0; i < warmup; ++i) {
-    if (auto r = work(i); !r) return std::unexpected(r.error());
+  const auto warm_start = std::chrono::steady_clock::now();
+  int runs = 0;
+  for (; runs < warmup; ++runs) {
+    if (auto r = work(runs); !r) return std::unexpected(r.error());
   }
+  const int check_every = std::max(1, warmup);
+  while (warmup_ms > 0) {
+    if (auto r = cuda(cudaStreamSynchronize(stream), "synchronize"); !r) return std::unexpected(r.error());
+    if (std::chrono::steady_clock::now() - warm_start >= std::chrono::milliseconds(warmup_ms)) break;
+    for (int j = 0; j < check_every; ++j, ++runs) {
+      if (auto r = work(runs); !r) return std::unexpected(r.error());
+    }
+  }
+  warmup = runs;
   for (int i = 0; i < repeats; ++i) {
     cudaEventRecord(events[2 * i], stream);
     if (auto r = work(warmup + i); !r) return std::unexpected(r.error());
@@ -86,7 +102,7 @@ Result<Ceilings> measure_ceilings(const Device& device, cudaStream_t stream, Cub
   auto from = DeviceBuffer::allocate(device, kCopyBytes), to = DeviceBuffer::allocate(device, kCopyBytes);
   if (!from || !to) return std::unexpected((!from ? from : to).error());
   if (auto r = status(fill_uniform(from->data(), kCopyBytes / 4, false, 1, 1.0f, stream)); !r) return std::unexpected(r.error());
-  auto copy = time_median(stream, 3, 10, [&](int) {
+  auto copy = time_median(stream, 3, 0, 10, [&](int) {
     return cuda(cudaMemcpyAsync(to->data(), from->data(), kCopyBytes, cudaMemcpyDeviceToDevice, stream), "copy");
   });
   if (!copy) return std::unexpected(copy.error());
@@ -99,7 +115,7 @@ Result<Ceilings> measure_ceilings(const Device& device, cudaStream_t stream, Cub
     if (!a || !b || !out) return fail(ErrorCode::runtime_error, "cannot allocate the GEMM ceiling buffers");
     if (auto r = status(fill_uniform(a->data(), n * n, bf16, 2, 1.0f, stream)); !r) return std::unexpected(r.error());
     if (auto r = status(fill_uniform(b->data(), n * n, bf16, 3, 1.0f, stream)); !r) return std::unexpected(r.error());
-    auto t = time_median(stream, 2, bf16 ? 10 : 5, [&](int) {
+    auto t = time_median(stream, 2, 0, bf16 ? 10 : 5, [&](int) {
       return status(cublas.gemm(bf16, true, false, n, n, n, a->data(), n, b->data(), n, out->data(), n, nullptr));
     });
     if (!t) return std::unexpected(t.error());
@@ -183,6 +199,7 @@ Result<json> run_bench(Registry& registry, const Options& options) {
                            {"rlk_commit", RLK_GIT_COMMIT},
                            {"implementation", op->implementation()}};
   report["method"] = {{"warmup", options.warmup},
+                      {"warmup_ms", options.warmup_ms},
                       {"repeats", options.repeats},
                       {"statistic", "median over rounds of each round's median CUDA-event time; *_rounds_ms lists the rounds' medians"},
                       {"interleaved", "each round times every path once, rl-kernel and cuBLAS alternating"}};
@@ -252,7 +269,7 @@ Result<json> run_bench(Registry& registry, const Options& options) {
                                    {&t_cf, std::function<Result<void>(int)>(cublas_forward)},
                                    {&t_rb, std::function<Result<void>(int)>(rlk_both)},
                                    {&t_cb, std::function<Result<void>(int)>(cublas_both)}}) {
-          auto t = time_median(stream, round == 0 ? options.warmup : 2, per_round, work);
+          auto t = time_median(stream, round == 0 ? options.warmup : 2, round == 0 ? options.warmup_ms : 0, per_round, work);
           if (!t) return std::unexpected(t.error().with_context(std::string(to_string(*dtype)) + " B=" + std::to_string(B)));
           times->push_back(*t);
         }
@@ -321,6 +338,10 @@ void add_bench_command(CLI::App& program, cli::Command& selected) {
   bench->add_option("--dtype", options->dtypes, "bf16 and/or fp32 (comma-separated)")->delimiter(',')->capture_default_str();
   bench->add_option("--batch", options->batches, "batch sizes (comma-separated)")->delimiter(',')->capture_default_str();
   bench->add_option("--warmup", options->warmup, "warm-up runs per path")->capture_default_str()->check(CLI::Range(0, 100000));
+  bench->add_option("--warmup-ms", options->warmup_ms,
+                    "and at least this much wall time of warm-up runs per path before a case's first round")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 600000));
   bench->add_option("--repeats", options->repeats, "timed runs per path (median taken)")->capture_default_str()->check(CLI::Range(5, 100000));
   bench->add_option("--json", options->json_path, "write the report as JSON");
   bench->add_option("--plot", options->plot_path, "write a PNG plot of time against B (python3 + matplotlib)");

@@ -83,7 +83,8 @@ struct Fp32Combine {
 cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, const float* dy_lo, const float* weight,
                              float* partial, cudaStream_t stream);
 cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const float* s_t_hi, const float* s_t_lo,
-                                   float* grad_weight, cudaStream_t stream, const Fp32Combine& combine = {});
+                                   float* grad_weight, cudaStream_t stream, const Fp32Combine& combine = {},
+                                   bool box_groups = false);  // box_groups: an experiment (dev/kernel_check.cu)
 
 // Whether the current device has the shared memory fp32_forward_wgmma needs, every tile (false in a
 // build without sm_90a).

@@ -164,7 +164,7 @@ __device__ __forceinline__ int a_row(int w, int r) {
 // registers); B's pieces come cut, K-major. A producer warpgroup issues the TMA loads of each
 // chunk's tiles into the stages; rows past either operand's extent are zeros from TMA's
 // out-of-bounds fill and add exact zeros; sums of rows past n_valid are never stored.
-template <int kRowsN, int kConsumers, AMajor kA, bool kPersistent, bool kTmaStore>
+template <int kRowsN, int kConsumers, AMajor kA, bool kPersistent, bool kTmaStore, bool kBoxGroups = false>
 __global__ void __launch_bounds__(Shape<kRowsN, kConsumers, kTmaStore>::kThreads, kConsumers == 2 ? 1 : 3)
     chain_kernel(const __grid_constant__ Maps maps, const Store st, int chunks) {
   // kPersistent: CTA x takes tiles x, x + gridDim.x, ... of the row-major tile grid (N tiles
@@ -285,6 +285,34 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers, kTmaStore>::kThreads
       // (c / 4) ^ (r % 8)), then one thread stores the boxes. The previous tile's stores must have
       // read the area first.
       unsigned char* staging = base + S::kStagingOffset + wg * 64 * kRowsN * 4;
+      if constexpr (kBoxGroups) {
+        // Box by box, each its own bulk group: box j of this tile is written once box j of the
+        // previous one has been read (at most kBoxes - 1 newer groups pending), so the staging
+        // writes of one box overlap the stores of the others.
+        constexpr int kBoxes = kRowsN / 32;
+#pragma unroll
+        for (int box = 0; box < kBoxes; ++box) {
+          if (tl > 0) {
+            if (t % 128 == 0) bulk_wait_read<kBoxes - 1>();
+            named_barrier(1 + wg, 128);
+          }
+#pragma unroll
+          for (int i = box * 16; i < box * 16 + 16; i += 2) {
+            const int r = a_row<kA>(warp, g + 8 * ((i % 4) / 2));
+            const int c = 8 * (i / 4) + 2 * tq;
+            const int off = (c / 32) * 8192 + r * 128 + ((((c % 32) / 4) ^ (r % 8)) * 16) + (c % 4) * 4;
+            sts_f32x2(staging + off, sum[i], sum[i + 1]);
+          }
+          fence_proxy_async();
+          named_barrier(1 + wg, 128);
+          if (t % 128 == 0) {
+            tma_store(&maps.out, staging + box * 8192, n0 + 32 * box, m0 + wg * 64);
+            bulk_commit();
+          }
+        }
+        if (t % 128 == 0 && tl == tiles - 1) bulk_wait();
+        continue;
+      }
       if (tl > 0) {
         if (t % 128 == 0) bulk_wait_read();
         named_barrier(1 + wg, 128);
@@ -334,11 +362,11 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers, kTmaStore>::kThreads
 // kPersistent: one CTA per SM, each taking every gridDim.x-th tile; otherwise one tile per CTA, with
 // a tile count fixed at compile time (measured: a runtime tile loop slowed d_temb's 128-row tiles by
 // ~20% and made the 32-row ones spill at three CTAs per SM).
-template <int kRowsN, int kConsumers, AMajor kA, bool kPersistent = false, bool kTmaStore = false>
+template <int kRowsN, int kConsumers, AMajor kA, bool kPersistent = false, bool kTmaStore = false, bool kBoxGroups = false>
 cudaError_t launch_chain(const Maps& maps, const Store& st, int chunks, int m_extent, int n_extent, int slices,
                          cudaStream_t stream) {
   using S = Shape<kRowsN, kConsumers, kTmaStore>;
-  constexpr auto kernel = chain_kernel<kRowsN, kConsumers, kA, kPersistent, kTmaStore>;
+  constexpr auto kernel = chain_kernel<kRowsN, kConsumers, kA, kPersistent, kTmaStore, kBoxGroups>;
   if (const cudaError_t err = launch::allow_smem<kernel>(S::kSmemBytes); err != cudaSuccess) return err;
   const int n_tiles = (n_extent + kRowsN - 1) / kRowsN;
   if constexpr (kPersistent) {
@@ -412,7 +440,7 @@ cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, cons
 }
 
 cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const float* s_t_hi, const float* s_t_lo,
-                                   float* grad_weight, cudaStream_t stream, const Fp32Combine& combine) {
+                                   float* grad_weight, cudaStream_t stream, const Fp32Combine& combine, bool box_groups) {
   if (B < 1 || ld < B || ld % kChunk != 0 || combine.count % device::kCombineVec != 0) return cudaErrorInvalidValue;
   Maps maps{};
   if (const cudaError_t err = encode_maps(&maps, grad_out, {B, kN, 32}, s_t_hi, s_t_lo, {kK, ld, 128}); err != cudaSuccess)
@@ -427,7 +455,8 @@ cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const f
   // 0.124 / 0.109 / 0.104 / 0.085; 256 0.300 / 0.273 / 0.293 / 0.254; 2048 2.229 / 2.065 / 2.158 /
   // 1.917 (a memset of grad_weight: 0.055).
   if (encode_sw128(tensor_map_encoder(), &maps.out, grad_weight, kN, kK, 64) != CUDA_SUCCESS) return cudaErrorInvalidValue;
-  return launch_chain<128, 2, AMajor::m, true, true>(maps, st, ld / kChunk, kN, kK, 1, stream);
+  return box_groups ? launch_chain<128, 2, AMajor::m, true, true, true>(maps, st, ld / kChunk, kN, kK, 1, stream)
+                    : launch_chain<128, 2, AMajor::m, true, true>(maps, st, ld / kChunk, kN, kK, 1, stream);
 }
 
 cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, const float* s_lo, const float* weight,
@@ -462,7 +491,7 @@ cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile, int, const float*, const float*, con
   return cudaErrorNotSupported;
 }
 cudaError_t fp32_grad_weight_wgmma(int, int, const float*, const float*, const float*, float*, cudaStream_t,
-                                   const Fp32Combine&) {
+                                   const Fp32Combine&, bool) {
   return cudaErrorNotSupported;
 }
 cudaError_t fp32_forward_wgmma_fits(bool* fits) {

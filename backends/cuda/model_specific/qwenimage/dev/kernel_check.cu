@@ -349,7 +349,7 @@ struct Timing {
   double f32_fwd[2] = {}, f32_bwd_dt[2] = {}, f32_bwd_gw[2] = {}, f32_fwd_wgmma[3] = {};
   // --fp32-tc-backward: the whole backward; d_temb alone on wgmma (32 / 64 / 128 batch rows);
   // grad_weight alone on wgmma; d_temb and grad_weight alone on mma.sync
-  double tc_bwd = 0, tc_dtemb[5] = {}, tc_gradw = 0, memset_gw = 0, tc_mma[2] = {};
+  double tc_bwd = 0, tc_dtemb[5] = {}, tc_gradw = 0, tc_gradw_boxes = 0, memset_gw = 0, tc_mma[2] = {};
 };
 
 constexpr Fp32Tiles kFp32Tiles[2] = {Fp32Tiles::narrow, Fp32Tiles::wide};
@@ -488,6 +488,20 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
         t.tc_gradw = time_it([&](int) {
           CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0));
         });
+        {  // the experiment: TMA stores box by box, each its own bulk group; its bytes against the kernel's
+          const std::size_t gw_bytes = std::size_t(N) * K * sizeof(float);
+          std::vector<unsigned char> want(gw_bytes), got(gw_bytes);
+          CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0));
+          CK(cudaMemcpy(want.data(), b.gw, gw_bytes, cudaMemcpyDeviceToHost));
+          CK(cudaMemset(b.gw, 0x7f, gw_bytes));
+          CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0, {}, true));
+          CK(cudaMemcpy(got.data(), b.gw, gw_bytes, cudaMemcpyDeviceToHost));
+          report(std::memcmp(want.data(), got.data(), gw_bytes) == 0,
+                 "fp32 grad_weight wgmma, box-by-box TMA stores: the kernel's bytes (B=" + std::to_string(B) + ")");
+          t.tc_gradw_boxes = time_it([&](int) {
+            CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0, {}, true));
+          });
+        }
 
         if (timings.empty())  // the same for every B: once, at the first
           t.memset_gw = time_it([&](int) { CK(cudaMemsetAsync(b.gw, 0x3f, std::size_t(N) * K * sizeof(float), 0)); });
@@ -1086,10 +1100,11 @@ int main(int argc, char** argv) {
   }
   if (g_fp32_tc) {
     std::printf("\nfp32 tensor-core backward (ms, median of 25): the whole backward; d_temb wgmma 8 / 16 / 32 / 64 / 128 batch "
-                "rows; grad_weight wgmma; d_temb and grad_weight on mma.sync\n");
+                "rows; grad_weight wgmma (its stores whole-tile / box by box); d_temb and grad_weight on mma.sync\n");
     for (const auto& t : t32)
-      std::printf("B %5d | bwd %8.4f | dt %8.4f %8.4f %8.4f %8.4f %8.4f | gw %8.4f | mma.sync dt %8.4f gw %8.4f\n",
-                  t.B, t.tc_bwd, t.tc_dtemb[0], t.tc_dtemb[1], t.tc_dtemb[2], t.tc_dtemb[3], t.tc_dtemb[4], t.tc_gradw, t.tc_mma[0], t.tc_mma[1]);
+      std::printf("B %5d | bwd %8.4f | dt %8.4f %8.4f %8.4f %8.4f %8.4f | gw %8.4f %8.4f | mma.sync dt %8.4f gw %8.4f\n",
+                  t.B, t.tc_bwd, t.tc_dtemb[0], t.tc_dtemb[1], t.tc_dtemb[2], t.tc_dtemb[3], t.tc_dtemb[4], t.tc_gradw,
+                  t.tc_gradw_boxes, t.tc_mma[0], t.tc_mma[1]);
     if (!t32.empty())
       std::printf("grad_weight's write floor: a memset of grad_weight takes %.4f ms (median of 25)\n", t32.front().memset_gw);
   }
