@@ -285,6 +285,16 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers, kTmaStore>::kThreads
       // (c / 4) ^ (r % 8)), then one thread stores the boxes. The previous tile's stores must have
       // read the area first.
       unsigned char* staging = base + S::kStagingOffset + wg * 64 * kRowsN * 4;
+      // Accumulators [i0, i1) into the staging area (box (8 (i / 4) + 2 tq) / 32 of them).
+      auto stage_sums = [&](int i0, int i1) {
+#pragma unroll
+        for (int i = i0; i < i1; i += 2) {
+          const int r = a_row<kA>(warp, g + 8 * ((i % 4) / 2));
+          const int c = 8 * (i / 4) + 2 * tq;
+          const int off = (c / 32) * 8192 + r * 128 + ((((c % 32) / 4) ^ (r % 8)) * 16) + (c % 4) * 4;
+          sts_f32x2(staging + off, sum[i], sum[i + 1]);
+        }
+      };
       if constexpr (kBoxGroups) {
         // Box by box, each its own bulk group: box j of this tile is written once box j of the
         // previous one has been read (at most kBoxes - 1 newer groups pending), so the staging
@@ -296,13 +306,7 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers, kTmaStore>::kThreads
             if (t % 128 == 0) bulk_wait_read<kBoxes - 1>();
             named_barrier(1 + wg, 128);
           }
-#pragma unroll
-          for (int i = box * 16; i < box * 16 + 16; i += 2) {
-            const int r = a_row<kA>(warp, g + 8 * ((i % 4) / 2));
-            const int c = 8 * (i / 4) + 2 * tq;
-            const int off = (c / 32) * 8192 + r * 128 + ((((c % 32) / 4) ^ (r % 8)) * 16) + (c % 4) * 4;
-            sts_f32x2(staging + off, sum[i], sum[i + 1]);
-          }
+          stage_sums(box * 16, box * 16 + 16);
           fence_proxy_async();
           named_barrier(1 + wg, 128);
           if (t % 128 == 0) {
@@ -317,13 +321,7 @@ __global__ void __launch_bounds__(Shape<kRowsN, kConsumers, kTmaStore>::kThreads
         if (t % 128 == 0) bulk_wait_read();
         named_barrier(1 + wg, 128);
       }
-#pragma unroll
-      for (int i = 0; i < kAcc; i += 2) {
-        const int r = a_row<kA>(warp, g + 8 * ((i % 4) / 2));
-        const int c = 8 * (i / 4) + 2 * tq;
-        const int off = (c / 32) * 8192 + r * 128 + ((((c % 32) / 4) ^ (r % 8)) * 16) + (c % 4) * 4;
-        sts_f32x2(staging + off, sum[i], sum[i + 1]);
-      }
+      stage_sums(0, kAcc);
       fence_proxy_async();
       named_barrier(1 + wg, 128);
       if (t % 128 == 0) {
