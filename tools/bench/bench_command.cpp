@@ -94,6 +94,7 @@ struct Ceilings {
   double copy_bytes_per_ms = 0;   // bytes read + written per ms, device-to-device copy
   double bf16_flop_per_ms = 0;    // cuBLASLt BF16 GEMM 8192^3 on random data
   double fp32_flop_per_ms = 0;    // cuBLASLt FP32 GEMM 8192^3 (no TF32) on random data
+  double tf32_flop_per_ms = 0;    // the same GEMM with TF32 products (CUBLAS_COMPUTE_32F_FAST_TF32)
 };
 
 Result<Ceilings> measure_ceilings(const Device& device, cudaStream_t stream, CublasBaseline& cublas) {
@@ -109,17 +110,19 @@ Result<Ceilings> measure_ceilings(const Device& device, cudaStream_t stream, Cub
   c.copy_bytes_per_ms = 2.0 * kCopyBytes / *copy;
 
   constexpr std::int64_t n = 8192;
-  for (bool bf16 : {true, false}) {
+  using Math = CublasBaseline::Math;
+  for (Math math : {Math::bf16, Math::fp32, Math::tf32}) {
+    const bool bf16 = math == Math::bf16;
     const std::size_t bytes = n * n * (bf16 ? 2 : 4);
     auto a = DeviceBuffer::allocate(device, bytes), b = DeviceBuffer::allocate(device, bytes), out = DeviceBuffer::allocate(device, bytes);
     if (!a || !b || !out) return fail(ErrorCode::runtime_error, "cannot allocate the GEMM ceiling buffers");
     if (auto r = status(fill_uniform(a->data(), n * n, bf16, 2, 1.0f, stream)); !r) return std::unexpected(r.error());
     if (auto r = status(fill_uniform(b->data(), n * n, bf16, 3, 1.0f, stream)); !r) return std::unexpected(r.error());
-    auto t = time_median(stream, 2, 0, bf16 ? 10 : 5, [&](int) {
-      return status(cublas.gemm(bf16, true, false, n, n, n, a->data(), n, b->data(), n, out->data(), n, nullptr));
+    auto t = time_median(stream, 2, 0, math == Math::fp32 ? 5 : 10, [&](int) {
+      return status(cublas.gemm(math, true, false, n, n, n, a->data(), n, b->data(), n, out->data(), n, nullptr));
     });
     if (!t) return std::unexpected(t.error());
-    (bf16 ? c.bf16_flop_per_ms : c.fp32_flop_per_ms) = 2.0 * n * n * n / *t;
+    (bf16 ? c.bf16_flop_per_ms : math == Math::fp32 ? c.fp32_flop_per_ms : c.tf32_flop_per_ms) = 2.0 * n * n * n / *t;
   }
   return c;
 }
@@ -183,7 +186,7 @@ Result<json> run_bench(Registry& registry, const Options& options) {
   int driver = 0, runtime = 0;
   cudaDriverGetVersion(&driver);
   cudaRuntimeGetVersion(&runtime);
-  progress("rlk bench: measuring ceilings (copy, BF16 and FP32 GEMM)", false);
+  progress("rlk bench: measuring ceilings (copy, BF16, FP32 and TF32 GEMM)", false);
   auto ceilings = measure_ceilings(*device, stream, *cublas);
   if (!ceilings) return std::unexpected(ceilings.error());
 
@@ -205,7 +208,8 @@ Result<json> run_bench(Registry& registry, const Options& options) {
                       {"interleaved", "each round times every path once, rl-kernel and cuBLAS alternating"}};
   report["ceilings"] = {{"copy_TB_per_s", ceilings->copy_bytes_per_ms / 1e9},
                         {"bf16_gemm_TFLOP_per_s", ceilings->bf16_flop_per_ms / 1e9},
-                        {"fp32_gemm_TFLOP_per_s", ceilings->fp32_flop_per_ms / 1e9}};
+                        {"fp32_gemm_TFLOP_per_s", ceilings->fp32_flop_per_ms / 1e9},
+                        {"tf32_gemm_TFLOP_per_s", ceilings->tf32_flop_per_ms / 1e9}};
   json cases = json::array();
   const std::size_t total = options.dtypes.size() * options.batches.size();
   const auto started = std::chrono::steady_clock::now();
@@ -280,6 +284,12 @@ Result<json> run_bench(Registry& registry, const Options& options) {
       const double both_bytes = e * (2.0 * N * K + 1.0 * N * K + 2.0 * B * K + 2.0 * N + 2.0 * B * N + 1.0 * B * K);
       const double floor_fwd = std::max(fwd_bytes / ceilings->copy_bytes_per_ms, flop / rate);
       const double floor_both = std::max(both_bytes / ceilings->copy_bytes_per_ms, 3 * flop / rate);
+      // FP32 on tensor cores: the contract's three TF32 products (hi*lo, lo*hi, hi*hi) per FP32
+      // product at the measured TF32 rate, the floor of any 3xTF32 kernel (the FP32-core floor above
+      // is the issue's; the tensor-core path runs below it).
+      const bool fp32 = *dtype != DType::bfloat16;
+      const double tc_fwd = std::max(fwd_bytes / ceilings->copy_bytes_per_ms, 3 * flop / ceilings->tf32_flop_per_ms);
+      const double tc_both = std::max(both_bytes / ceilings->copy_bytes_per_ms, 9 * flop / ceilings->tf32_flop_per_ms);
       const double io_bytes = e * (2.0 * N * K + N + 2.0 * B * K + 2.0 * B * N + B * K + N);  // inputs + outputs
       const double rlk_fwd = median(t_rf), rlk_both_ms = median(t_rb), cub_fwd = median(t_cf), cub_both = median(t_cb);
       cases.push_back({{"dtype", to_string(*dtype)},
@@ -291,8 +301,11 @@ Result<json> run_bench(Registry& registry, const Options& options) {
                                    {"fwd_rounds_ms", t_cf}, {"fwd_bwd_rounds_ms", t_cb}}},
                        {"floor", {{"fwd_ms", floor_fwd}, {"fwd_bwd_ms", floor_both}, {"fwd_bytes", fwd_bytes},
                                   {"fwd_bwd_bytes", both_bytes}, {"fwd_flop", flop}}},
+                       {"floor_3xtf32", fp32 ? json{{"fwd_ms", tc_fwd}, {"fwd_bwd_ms", tc_both}} : json(nullptr)},
                        {"rlk_over_cublas", {{"fwd", rlk_fwd / cub_fwd}, {"fwd_bwd", rlk_both_ms / cub_both}}},
                        {"rlk_fraction_of_floor", {{"fwd", floor_fwd / rlk_fwd}, {"fwd_bwd", floor_both / rlk_both_ms}}},
+                       {"rlk_fraction_of_floor_3xtf32",
+                        fp32 ? json{{"fwd", tc_fwd / rlk_fwd}, {"fwd_bwd", tc_both / rlk_both_ms}} : json(nullptr)},
                        {"buffer_sets", sets}});
       ++done;
     }
@@ -311,21 +324,24 @@ double spread_percent(const json& rounds, double median_ms) {
 }
 
 void print_table(const json& report) {
-  std::printf("%-9s %5s | %9s %9s %7s | %9s %9s %7s | %9s %9s | %s\n", "dtype", "B", "rlk fwd", "cuBLAS", "ratio", "rlk f+b",
-              "cuBLAS", "ratio", "floor f", "floor f+b", "rounds' spread rlk fwd, f+b");
+  std::printf("%-9s %5s | %9s %9s %7s | %9s %9s %7s | %9s %9s | %9s %9s | %s\n", "dtype", "B", "rlk fwd", "cuBLAS", "ratio",
+              "rlk f+b", "cuBLAS", "ratio", "floor f", "floor f+b", "3xTF32 f", "3xTF32 f+b", "rounds' spread rlk fwd, f+b");
   for (const auto& c : report["cases"]) {
     const double rlk_fwd = c["rlk"]["fwd_ms"].get<double>(), rlk_both = c["rlk"]["fwd_bwd_ms"].get<double>();
-    std::printf("%-9s %5lld | %9.4f %9.4f %7.3f | %9.4f %9.4f %7.3f | %9.4f %9.4f | %4.1f%% %4.1f%%\n",
+    const auto& tc = c["floor_3xtf32"];
+    char tc_text[32] = "        -         -";
+    if (!tc.is_null()) std::snprintf(tc_text, sizeof tc_text, "%9.4f %9.4f", tc["fwd_ms"].get<double>(), tc["fwd_bwd_ms"].get<double>());
+    std::printf("%-9s %5lld | %9.4f %9.4f %7.3f | %9.4f %9.4f %7.3f | %9.4f %9.4f | %s | %4.1f%% %4.1f%%\n",
                 c["dtype"].get<std::string>().c_str(), static_cast<long long>(c["B"].get<std::int64_t>()), rlk_fwd,
                 c["cublas"]["fwd_ms"].get<double>(), c["rlk_over_cublas"]["fwd"].get<double>(), rlk_both,
                 c["cublas"]["fwd_bwd_ms"].get<double>(), c["rlk_over_cublas"]["fwd_bwd"].get<double>(),
-                c["floor"]["fwd_ms"].get<double>(), c["floor"]["fwd_bwd_ms"].get<double>(),
+                c["floor"]["fwd_ms"].get<double>(), c["floor"]["fwd_bwd_ms"].get<double>(), tc_text,
                 spread_percent(c["rlk"]["fwd_rounds_ms"], rlk_fwd), spread_percent(c["rlk"]["fwd_bwd_rounds_ms"], rlk_both));
   }
   const auto& ceilings = report["ceilings"];
-  std::printf("ceilings: copy %.2f TB/s, BF16 GEMM %.1f TFLOP/s, FP32 GEMM %.1f TFLOP/s (times in ms, medians)\n",
+  std::printf("ceilings: copy %.2f TB/s, BF16 GEMM %.1f TFLOP/s, FP32 GEMM %.1f TFLOP/s, TF32 GEMM %.1f TFLOP/s (times in ms, medians)\n",
               ceilings["copy_TB_per_s"].get<double>(), ceilings["bf16_gemm_TFLOP_per_s"].get<double>(),
-              ceilings["fp32_gemm_TFLOP_per_s"].get<double>());
+              ceilings["fp32_gemm_TFLOP_per_s"].get<double>(), ceilings["tf32_gemm_TFLOP_per_s"].get<double>());
 }
 
 }  // namespace

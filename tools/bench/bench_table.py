@@ -17,7 +17,8 @@ def main():
     anchors = json.load(open(sys.argv[2]))["cublas_via_pytorch_not_batch_invariant"] if len(sys.argv) > 2 else {}
     c = report["ceilings"]
     print(f"Ceilings measured in the same run: copy {c['copy_TB_per_s']:.2f} TB/s, BF16 GEMM "
-          f"{c['bf16_gemm_TFLOP_per_s']:.0f} TFLOP/s, FP32 GEMM {c['fp32_gemm_TFLOP_per_s']:.1f} TFLOP/s.\n")
+          f"{c['bf16_gemm_TFLOP_per_s']:.0f} TFLOP/s, FP32 GEMM {c['fp32_gemm_TFLOP_per_s']:.1f} TFLOP/s"
+          + (f", TF32 GEMM {c['tf32_gemm_TFLOP_per_s']:.0f} TFLOP/s" if "tf32_gemm_TFLOP_per_s" in c else "") + ".\n")
     # Reports from before the rounds were recorded have no spread column.
     rounds = all("fwd_bwd_rounds_ms" in case["rlk"] for case in report["cases"])
     spread_head, spread_rule = (" rl-kernel rounds' spread fwd / fwd+bwd |", "---:|") if rounds else ("", "")
@@ -29,11 +30,14 @@ def main():
         r, b, f = case["rlk"], case["cublas"], case["floor"]
         anchor = anchors.get(f"{case['dtype']}_B{case['B']}")
         anchor_text = f"{anchor['fwd_ms']:.3f} / {anchor['fwd_bwd_ms']:.3f}" if anchor else "—"
+        # FP32 from reports with the 3xTF32 floor: its share beside the FP32-core floor's.
+        tc = case.get("rlk_fraction_of_floor_3xtf32")
+        share_text = f"{case['rlk_fraction_of_floor']['fwd_bwd']:.0%}" + (f" (3xTF32: {tc['fwd_bwd']:.0%})" if tc else "")
         spread_text = (f" {spread(r['fwd_rounds_ms'], r['fwd_ms']):.1%} / {spread(r['fwd_bwd_rounds_ms'], r['fwd_bwd_ms']):.1%} |"
                        if rounds else "")
         print(f"| {case['dtype']} | {case['B']} | {r['fwd_ms']:.4f} | {b['fwd_ms']:.4f} | {case['rlk_over_cublas']['fwd']:.2f}x "
               f"| {r['fwd_bwd_ms']:.4f} | {b['fwd_bwd_ms']:.4f} | {case['rlk_over_cublas']['fwd_bwd']:.2f}x "
-              f"| {f['fwd_ms']:.4f} / {f['fwd_bwd_ms']:.4f} | {case['rlk_fraction_of_floor']['fwd_bwd']:.0%} "
+              f"| {f['fwd_ms']:.4f} / {f['fwd_bwd_ms']:.4f} | {share_text} "
               f"| {anchor_text} | {r['device_MiB']:.0f} / {b['device_MiB']:.0f} |" + spread_text)
     if len(sys.argv) > 3:
         print_pytorch_table(report, json.load(open(sys.argv[3])))

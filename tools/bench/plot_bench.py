@@ -25,6 +25,8 @@ def main(report_path: str, png_path: str) -> None:
                     label=f"{label} fwd")
         ax.plot(b, [c["floor"]["fwd_bwd_ms"] for c in cases], ":", color="k", label="floor fwd+bwd")
         ax.plot(b, [c["floor"]["fwd_ms"] for c in cases], ":", color="grey", label="floor fwd")
+        if all(c.get("floor_3xtf32") for c in cases):  # FP32: the floor of the 3xTF32 contract too
+            ax.plot(b, [c["floor_3xtf32"]["fwd_bwd_ms"] for c in cases], "-.", color="k", label="3xTF32 floor fwd+bwd")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("B (rows)")

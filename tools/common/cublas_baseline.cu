@@ -108,7 +108,7 @@ struct GemmPlan {
 
 struct CublasBaseline::Handles {
   cublasLtHandle_t lt = nullptr;
-  std::map<std::tuple<bool, bool, bool, std::int64_t, std::int64_t, std::int64_t, bool>, GemmPlan> plans;
+  std::map<std::tuple<CublasBaseline::Math, bool, bool, std::int64_t, std::int64_t, std::int64_t, bool>, GemmPlan> plans;
 
   ~Handles() {
     for (auto& entry : plans) {
@@ -135,18 +135,19 @@ std::unique_ptr<CublasBaseline> CublasBaseline::create(cudaStream_t stream, Stat
   return std::unique_ptr<CublasBaseline>(new CublasBaseline(std::move(handles), stream, workspace, kWorkspaceBytes));
 }
 
-Status CublasBaseline::gemm(bool bfloat16, bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
+Status CublasBaseline::gemm(Math math, bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
                             const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc,
                             const void* bias_per_row) {
-  const auto key = std::make_tuple(bfloat16, transpose_a, transpose_b, m, n, k, bias_per_row != nullptr);
+  const auto key = std::make_tuple(math, transpose_a, transpose_b, m, n, k, bias_per_row != nullptr);
   auto found = handles_->plans.find(key);
   if (found == handles_->plans.end()) {
     GemmPlan& plan = handles_->plans[key];  // released by ~Handles even when set-up fails below
-    const cudaDataType_t type = bfloat16 ? CUDA_R_16BF : CUDA_R_32F;
+    const cudaDataType_t type = math == Math::bf16 ? CUDA_R_16BF : CUDA_R_32F;
+    const cublasComputeType_t compute = math == Math::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     const cublasOperation_t op_a = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t op_b = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasLtEpilogue_t epilogue = bias_per_row != nullptr ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
-    Status r = check(cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    Status r = check(cublasLtMatmulDescCreate(&plan.desc, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
     if (r.empty()) r = check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a), "TRANSA");
     if (r.empty()) r = check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b), "TRANSB");
     if (r.empty()) {
@@ -196,20 +197,24 @@ Status CublasBaseline::gemm(bool bfloat16, bool transpose_a, bool transpose_b, s
                "cublasLtMatmul");
 }
 
+namespace {
+CublasBaseline::Math math_of(const BaselineProblem& p) { return p.bfloat16 ? CublasBaseline::Math::bf16 : CublasBaseline::Math::fp32; }
+}  // namespace
+
 Status CublasBaseline::forward(const BaselineProblem& p, const BaselineTensors& t) {
   auto r = p.bfloat16 ? launch_silu<__nv_bfloat16>(p, t, stream_) : launch_silu<float>(p, t, stream_);
   if (!r.empty()) return r;
   // out^T [N, B] = (W^T [K, N] column-major)^T x silu^T [K, B], plus bias per row.
-  return gemm(p.bfloat16, true, false, p.N, p.B, p.K, t.weight, p.K, t.silu, p.K, t.out, p.N, t.bias);
+  return gemm(math_of(p), true, false, p.N, p.B, p.K, t.weight, p.K, t.silu, p.K, t.out, p.N, t.bias);
 }
 
 Status CublasBaseline::backward(const BaselineProblem& p, const BaselineTensors& t) {
   // grad_silu^T [K, B] = W^T [K, N] x grad_out^T [N, B]
-  if (auto r = gemm(p.bfloat16, false, false, p.K, p.B, p.N, t.weight, p.K, t.grad_out, p.N, t.grad_silu, p.K, nullptr); !r.empty()) {
+  if (auto r = gemm(math_of(p), false, false, p.K, p.B, p.N, t.weight, p.K, t.grad_out, p.N, t.grad_silu, p.K, nullptr); !r.empty()) {
     return r;
   }
   // grad_weight^T [K, N] = silu^T [K, B] x grad_out [B, N]
-  if (auto r = gemm(p.bfloat16, false, true, p.K, p.N, p.B, t.silu, p.K, t.grad_out, p.N, t.grad_weight, p.K, nullptr); !r.empty()) {
+  if (auto r = gemm(math_of(p), false, true, p.K, p.N, p.B, t.silu, p.K, t.grad_out, p.N, t.grad_weight, p.K, nullptr); !r.empty()) {
     return r;
   }
   return p.bfloat16 ? launch_backward_elementwise<__nv_bfloat16>(p, t, stream_) : launch_backward_elementwise<float>(p, t, stream_);

@@ -53,7 +53,11 @@ class CublasBaseline {
 
   // C[m, n] = op(A) op(B) (+ bias per row), column-major, with the algorithm cuBLASLt's
   // heuristic picks for the shape; also used to measure the matrix-rate ceilings.
-  Status gemm(bool bfloat16, bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
+  // The math of gemm: BF16 in and out, or FP32 in and out with FP32 products (what the baseline
+  // runs, TF32 off) or with TF32 products (CUBLAS_COMPUTE_32F_FAST_TF32; only for the TF32
+  // tensor-core ceiling).
+  enum class Math { bf16, fp32, tf32 };
+  Status gemm(Math math, bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
               const void* a, std::int64_t lda, const void* b, std::int64_t ldb, void* c, std::int64_t ldc,
               const void* bias_per_row);
 

@@ -82,9 +82,18 @@ struct Fp32Combine {
 };
 cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, const float* dy_lo, const float* weight,
                              float* partial, cudaStream_t stream);
+// How grad_weight's CTAs store a tile's sums (the bytes are the same either way; only the overlap
+// of the staging writes with the stores differs): whole_tile writes all of a tile to staging and
+// stores its boxes as one bulk group; box_by_box writes and stores each 128 x 32 box as its own
+// group, so box j's staging waits only for the previous tile's box j to be read. automatic takes
+// box_by_box above kWholeTileStoresToLd. grad_weight alone on an H200, ms (dev/kernel_check.cu at
+// 7de028b, whole tile / box by box): B = 1 0.072 / 0.082, 64 0.086 / 0.098, 256 0.247 / 0.252,
+// 384 0.377 / 0.354, 1024 0.957 / 0.876, 2048 2.090 / 1.745.
+enum class Fp32GradWStores { automatic, whole_tile, box_by_box };
+inline constexpr int kWholeTileStoresToLd = 256;
 cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const float* s_t_hi, const float* s_t_lo,
                                    float* grad_weight, cudaStream_t stream, const Fp32Combine& combine = {},
-                                   bool box_groups = false);  // box_groups: an experiment (dev/kernel_check.cu)
+                                   Fp32GradWStores stores = Fp32GradWStores::automatic);
 
 // Whether the current device has the shared memory fp32_forward_wgmma needs, every tile (false in a
 // build without sm_90a).

@@ -438,7 +438,8 @@ cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, cons
 }
 
 cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const float* s_t_hi, const float* s_t_lo,
-                                   float* grad_weight, cudaStream_t stream, const Fp32Combine& combine, bool box_groups) {
+                                   float* grad_weight, cudaStream_t stream, const Fp32Combine& combine,
+                                   Fp32GradWStores stores) {
   if (B < 1 || ld < B || ld % kChunk != 0 || combine.count % device::kCombineVec != 0) return cudaErrorInvalidValue;
   Maps maps{};
   if (const cudaError_t err = encode_maps(&maps, grad_out, {B, kN, 32}, s_t_hi, s_t_lo, {kK, ld, 128}); err != cudaSuccess)
@@ -453,8 +454,11 @@ cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const f
   // 0.124 / 0.109 / 0.104 / 0.085; 256 0.300 / 0.273 / 0.293 / 0.254; 2048 2.229 / 2.065 / 2.158 /
   // 1.917 (a memset of grad_weight: 0.055).
   if (encode_sw128(tensor_map_encoder(), &maps.out, grad_weight, kN, kK, 64) != CUDA_SUCCESS) return cudaErrorInvalidValue;
-  return box_groups ? launch_chain<128, 2, AMajor::m, true, true, true>(maps, st, ld / kChunk, kN, kK, 1, stream)
-                    : launch_chain<128, 2, AMajor::m, true, true>(maps, st, ld / kChunk, kN, kK, 1, stream);
+  if (stores == Fp32GradWStores::automatic)
+    stores = ld > kWholeTileStoresToLd ? Fp32GradWStores::box_by_box : Fp32GradWStores::whole_tile;
+  return stores == Fp32GradWStores::box_by_box
+             ? launch_chain<128, 2, AMajor::m, true, true, true>(maps, st, ld / kChunk, kN, kK, 1, stream)
+             : launch_chain<128, 2, AMajor::m, true, true>(maps, st, ld / kChunk, kN, kK, 1, stream);
 }
 
 cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, const float* s_lo, const float* weight,
@@ -489,7 +493,7 @@ cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile, int, const float*, const float*, con
   return cudaErrorNotSupported;
 }
 cudaError_t fp32_grad_weight_wgmma(int, int, const float*, const float*, const float*, float*, cudaStream_t,
-                                   const Fp32Combine&, bool) {
+                                   const Fp32Combine&, Fp32GradWStores) {
   return cudaErrorNotSupported;
 }
 cudaError_t fp32_forward_wgmma_fits(bool* fits) {

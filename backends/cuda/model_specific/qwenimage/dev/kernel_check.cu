@@ -485,21 +485,22 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
                                               sm90::Fp32WgmmaTile::batch128};
         for (int f = 0; f < 5; ++f)
           t.tc_dtemb[f] = time_it([&](int) { CK(sm90::fp32_dtemb_wgmma(tiles[f], B, dy, dy, w, partial, 0)); });
+        constexpr auto kWhole = sm90::Fp32GradWStores::whole_tile, kBoxes = sm90::Fp32GradWStores::box_by_box;
         t.tc_gradw = time_it([&](int) {
-          CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0));
+          CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0, {}, kWhole));
         });
-        {  // the experiment: TMA stores box by box, each its own bulk group; its bytes against the kernel's
+        {  // the two store variants (automatic picks one by ld): the same bytes, and each one's time
           const std::size_t gw_bytes = std::size_t(N) * K * sizeof(float);
           std::vector<unsigned char> want(gw_bytes), got(gw_bytes);
-          CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0));
+          CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0, {}, kWhole));
           CK(cudaMemcpy(want.data(), b.gw, gw_bytes, cudaMemcpyDeviceToHost));
           CK(cudaMemset(b.gw, 0x7f, gw_bytes));
-          CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0, {}, true));
+          CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0, {}, kBoxes));
           CK(cudaMemcpy(got.data(), b.gw, gw_bytes, cudaMemcpyDeviceToHost));
           report(std::memcmp(want.data(), got.data(), gw_bytes) == 0,
-                 "fp32 grad_weight wgmma, box-by-box TMA stores: the kernel's bytes (B=" + std::to_string(B) + ")");
+                 "fp32 grad_weight wgmma, box-by-box TMA stores: the whole-tile stores' bytes (B=" + std::to_string(B) + ")");
           t.tc_gradw_boxes = time_it([&](int) {
-            CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0, {}, true));
+            CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0, {}, kBoxes));
           });
         }
 
