@@ -49,11 +49,13 @@ cudaError_t gradw_gemm(GradWSchedule schedule, int B, const void* grad_out, cons
 // fp32 forward on wgmma for the larger batches (adaln_mod_projection_sm90_tf32x3.cu): y[b, n] for
 // b < B, the 3xTF32 chain of adaln_mod_projection_fp32_tf32x3.hpp (the same bytes as its tilings),
 // from s's truncated pieces s_hi, s_lo ([B, 3072] each, device::tf32_cut of s = SiLU(temb) in FP32)
-// and W in FP32. Output tiles of 128 rows of W by 32, 64 or 128 batch rows (the same bytes).
+// and W in FP32. Output tiles of 64 rows of W by 8, 16 or 32 batch rows, or 128 by 64 or 128 (the
+// same bytes).
 // cudaErrorNotSupported in a build without sm_90a or where the driver has no tensor-map encoder;
 // cudaErrorInvalidValue where B < 1 or a tensor map cannot be encoded (a pointer not 16-byte
 // aligned).
-// batch8 / batch16: 64 rows of W (forward) or columns (d_temb) per CTA, one consumer warpgroup.
+// batch8 / batch16 / batch32: 64 rows of W (forward) or columns (d_temb) per CTA, one consumer
+// warpgroup.
 enum class Fp32WgmmaTile { batch8, batch16, batch32, batch64, batch128 };
 cudaError_t fp32_forward_wgmma(Fp32WgmmaTile tile, int B, const float* s_hi, const float* s_lo, const float* weight,
                                const float* bias, float* out, cudaStream_t stream);
@@ -84,7 +86,7 @@ cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, cons
                              float* partial, cudaStream_t stream);
 // How grad_weight's CTAs store a tile's sums (the bytes are the same either way; only the overlap
 // of the staging writes with the stores differs): whole_tile writes all of a tile to staging and
-// stores its boxes as one bulk group; box_by_box writes and stores each 128 x 32 box as its own
+// stores its boxes as one bulk group; box_by_box writes and stores each 64 x 32 box as its own
 // group, so box j's staging waits only for the previous tile's box j to be read. automatic takes
 // box_by_box above kWholeTileStoresToLd. grad_weight alone on an H200, ms (dev/kernel_check.cu at
 // 7de028b, whole tile / box by box): B = 1 0.072 / 0.082, 64 0.086 / 0.098, 256 0.247 / 0.252,
