@@ -354,9 +354,9 @@ TEST_F(KernelPaths, Fp32WgmmaBackwardGivesTheBytesOfTheMmaSyncKernels) {
 // Where the sm_90a kernels run the fp32 forward runs on wgmma (the contract's chain on m64nNk8
 // instructions, W's pieces cut in registers, s's from the workspace), in tiles of 8 and 16 batch rows
 // (automatic, up to B = 16) and 32, 64 and 128: each forced, and the automatic choice, against the
-// 144 x 64 mma.sync tiles, at batch sizes on both sides of each switch (8 / 9, 16 / 17, 33, 65, 97,
-// 193), on both sides of each tile's edge (a last tile of 1 row at 33, 65 and 129, of 44 at 300) and
-// at the largest batch.
+// 144 x 64 mma.sync tiles, at batch sizes on both sides of each switch (8 / 9, 16 / 17, 32 / 33,
+// 40 / 41, 160 / 161, 192 / 193), on both sides of each tile's edge (a last tile of 1 row at 33, 65,
+// 97, 129 and 161, of 44 at 300) and at the largest batch.
 TEST_F(KernelPaths, Fp32WgmmaForwardGivesTheBytesOfTheMmaSyncTiles) {
   if (!wgmma_present()) GTEST_SKIP() << wgmma_absent_reason();
   const Fp32Tiles narrow = Fp32Tiles::narrow;
@@ -365,7 +365,8 @@ TEST_F(KernelPaths, Fp32WgmmaForwardGivesTheBytesOfTheMmaSyncTiles) {
       {{Fp32Tiles::wgmma_medium, narrow, narrow}, "wgmma 64-row forward"},
       {{Fp32Tiles::wgmma_wide, narrow, narrow}, "wgmma 128-row forward"},
       {{}, "automatic tiles"}};
-  expect_fp32_tilings_give_the_narrow_bytes({1, 8, 9, 16, 17, 32, 33, 64, 65, 96, 97, 128, 129, 192, 193, 300, 2048}, others);
+  expect_fp32_tilings_give_the_narrow_bytes(
+      {1, 8, 9, 16, 17, 32, 33, 40, 41, 64, 65, 96, 97, 128, 129, 160, 161, 192, 193, 300, 2048}, others);
 }
 
 // The fp32 forward's streaming tiles (8 and 16 batch rows, SiLU in the kernel) against the 144 x 64

@@ -846,21 +846,23 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
 // to their height, the 144 x 64 tiles above, the 128 x 128 ones from kFp32ForwardWideFromB; where
 // the sm_90a kernels run, the wgmma kernel (sm90::fp32_forward_wgmma) instead from
 // kFp32ForwardWgmmaSmallFromB (at every B with streaming off; never with streaming on, the mma.sync
-// 8- and 16-row tiles): 64 rows of W by 8 or 16 batch rows up to B = 8 / 16, then 128 by 32 batch
-// rows from 17, 64 from kFp32ForwardWgmmaMediumFromB, 32
-// again from kFp32ForwardWgmmaNarrowAgainFromB to ...ToB (three 32-row tiles beat two 64-row ones
-// there), 64 again above, 128 from kFp32ForwardWgmmaWideFromB. Forward alone, ms, 144 x 64 mma.sync /
-// wgmma 32 / 64 / 128 rows (dev/kernel_check.cu, docs/notes/cuda-kernels.md): B = 16 streaming 0.105 / 0.103 /
-// 0.137 / 0.193; 17 0.170 / 0.103 / 0.138 / 0.193; 32 0.205 / 0.104 / 0.135 / 0.185; 33 0.209 /
-// 0.140 / 0.139 / 0.186; 64 0.241 / 0.143 / 0.138 / 0.189; 65 0.469 / 0.182 / 0.197 / 0.188; 96
-// 0.466 / 0.183 / 0.194 / 0.191; 128 0.469 / 0.225 / 0.197 / 0.197; 192 0.701 / 0.309 / 0.259 /
-// 0.274; 208 0.932 / 0.345 / 0.309 / 0.276; 2048 4.59 (128 x 128) / 3.25 / 2.48 / 1.86. Speed only.
+// 8- and 16-row tiles): 64 rows of W by 8 or 16 batch rows up to B = 8 / 16, then 64 by 32 batch
+// rows (one consumer, three CTAs per SM) from 17, 128 by 64 from kFp32ForwardWgmmaMediumFromB, 32
+// again from kFp32ForwardWgmmaNarrowAgainFromB to ...ToB, 64 again above, 128 from
+// kFp32ForwardWgmmaWideFromB. Forward alone, ms, wgmma 32 / 64 / 128 batch rows (dev/kernel_check.cu
+// --compare-gemms at 430fd40, docs/evidence/h200-430fd40-dev/kc-fp32.log; the 144 x 64 mma.sync tiles
+// take 0.166-0.242 up to B = 64 and 0.47-0.49 at 65 ... 128): B = 17 0.084 / 0.133 / 0.196; 32 0.072 /
+// 0.132 / 0.186; 33 0.143 / 0.134 / 0.189; 40 0.138 / 0.134 / 0.189; 48 0.118 / 0.137 / 0.191; 64
+// 0.121 / 0.141 / 0.195; 65 0.190 / 0.201 / 0.195; 96 0.175 / 0.195 / 0.194; 128 0.187 / 0.197 /
+// 0.198; 160 0.237 / 0.255 / 0.280; 176 0.292 / 0.259 / 0.280; 192 0.292 / 0.259 / 0.283; 208 0.326 /
+// 0.316 / 0.282; 2048 3.18 / 2.72 / 1.97. B = 41 ... 47 is not in the sweep: the 32-row tile from
+// 41 rests on 40's and 48's. Speed only: every tile gives the same bytes.
 constexpr int kFp32ForwardWideFromB = 193;
 constexpr int kFp32ForwardWgmmaFromB = 17;
 constexpr int kFp32ForwardWgmmaSmallFromB = 9;  // automatic streaming takes B <= 8 (resolve_fp32_forward)
 constexpr int kFp32ForwardWgmmaMediumFromB = 33;
-constexpr int kFp32ForwardWgmmaNarrowAgainFromB = 65;
-constexpr int kFp32ForwardWgmmaNarrowAgainToB = 96;
+constexpr int kFp32ForwardWgmmaNarrowAgainFromB = 41;
+constexpr int kFp32ForwardWgmmaNarrowAgainToB = 160;
 constexpr int kFp32ForwardWgmmaWideFromB = 193;
 static_assert(kFp32ForwardWgmmaFromB > 16, "the 8- and 16-row wgmma tiles take B <= 16");
 

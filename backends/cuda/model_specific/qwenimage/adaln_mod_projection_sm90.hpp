@@ -87,12 +87,13 @@ cudaError_t fp32_dtemb_wgmma(Fp32WgmmaTile tile, int B, const float* dy_hi, cons
 // How grad_weight's CTAs store a tile's sums (the bytes are the same either way; only the overlap
 // of the staging writes with the stores differs): whole_tile writes all of a tile to staging and
 // stores its boxes as one bulk group; box_by_box writes and stores each 64 x 32 box as its own
-// group, so box j's staging waits only for the previous tile's box j to be read. automatic takes
-// box_by_box above kWholeTileStoresToLd. grad_weight alone on an H200, ms (dev/kernel_check.cu at
-// 7de028b, whole tile / box by box): B = 1 0.072 / 0.082, 64 0.086 / 0.098, 256 0.247 / 0.252,
-// 384 0.377 / 0.354, 1024 0.957 / 0.876, 2048 2.090 / 1.745.
+// group, so box j's staging waits only for the previous tile's box j to be read. automatic is
+// whole_tile: box_by_box's gain alone does not survive behind d_temb. On an H200, ms, whole tile /
+// box by box (dev/kernel_check.cu --fp32-tc-backward at 430fd40,
+// docs/evidence/h200-430fd40-dev/kc-fp32.log): grad_weight alone B = 1 0.066 / 0.080, 256 0.260 /
+// 0.249, 1024 0.913 / 0.867, 2048 2.160 / 1.718; d_temb (128 rows) then grad_weight, queued together,
+// B = 1 0.221 / 0.235, 256 0.469 / 0.484, 384 0.712 / 0.778, 1024 1.744 / 2.029, 2048 4.007 / 3.982.
 enum class Fp32GradWStores { automatic, whole_tile, box_by_box };
-inline constexpr int kWholeTileStoresToLd = 256;
 cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const float* s_t_hi, const float* s_t_lo,
                                    float* grad_weight, cudaStream_t stream, const Fp32Combine& combine = {},
                                    Fp32GradWStores stores = Fp32GradWStores::automatic);

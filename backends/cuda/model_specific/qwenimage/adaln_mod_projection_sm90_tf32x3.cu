@@ -457,8 +457,6 @@ cudaError_t fp32_grad_weight_wgmma(int B, int ld, const float* grad_out, const f
   // 0.124 / 0.109 / 0.104 / 0.085; 256 0.300 / 0.273 / 0.293 / 0.254; 2048 2.229 / 2.065 / 2.158 /
   // 1.917 (a memset of grad_weight: 0.055).
   if (encode_sw128(tensor_map_encoder(), &maps.out, grad_weight, kN, kK, 64) != CUDA_SUCCESS) return cudaErrorInvalidValue;
-  if (stores == Fp32GradWStores::automatic)
-    stores = ld > kWholeTileStoresToLd ? Fp32GradWStores::box_by_box : Fp32GradWStores::whole_tile;
   return stores == Fp32GradWStores::box_by_box
              ? launch_chain<128, 2, AMajor::m, true, true, true>(maps, st, ld / kChunk, kN, kK, 1, stream)
              : launch_chain<128, 2, AMajor::m, true, true>(maps, st, ld / kChunk, kN, kK, 1, stream);

@@ -490,7 +490,7 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
         t.tc_gradw = time_it([&](int) {
           CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0, {}, kWhole));
         });
-        {  // the two store variants (automatic picks one by ld): the same bytes, and each one's time
+        {  // the two store variants (automatic is whole_tile): the same bytes, and each one's time
           const std::size_t gw_bytes = std::size_t(N) * K * sizeof(float);
           std::vector<unsigned char> want(gw_bytes), got(gw_bytes);
           CK(sm90::fp32_grad_weight_wgmma(B, ld, dy, pieces, pieces, static_cast<float*>(b.gw), 0, {}, kWhole));
