@@ -335,7 +335,8 @@ TEST_F(KernelPaths, Fp32TiledGemmsGiveTheSameBytesWhateverTheirTiles) {
 
 // The fp32 backward's GEMMs run on wgmma where the sm_90a kernels run: d_temb in tiles of 8, 16
 // or 32 batch rows (64 of W's columns per CTA) up to B = 32, 64 rows up to 192, 128 above;
-// grad_weight in 128 x 128 tiles. Each forced, and the automatic choice, against the mma.sync
+// grad_weight in 128 x 128 tiles, its stores whole tiles or box by box. Each forced, and the
+// automatic choice, against the mma.sync
 // kernels of the same chains, at batch sizes on both sides of each tile switch (8 / 9, 16 / 17,
 // 32 / 33, 192 / 193), of a grad_weight chunk (32 / 33, 64 / 65), past a tile's edge (300) and at
 // the largest batch.
@@ -347,6 +348,7 @@ TEST_F(KernelPaths, Fp32WgmmaBackwardGivesTheBytesOfTheMmaSyncKernels) {
       {{narrow, Fp32Tiles::wgmma_medium, narrow}, "wgmma 64-row d_temb tiles"},
       {{narrow, Fp32Tiles::wgmma_wide, narrow}, "wgmma 128-row d_temb tiles"},
       {{narrow, narrow, Fp32Tiles::wgmma_wide}, "wgmma grad_weight"},
+      {{narrow, narrow, Fp32Tiles::wgmma_wide, sm90::Fp32GradWStores::box_by_box}, "wgmma grad_weight, box-by-box stores"},
       {{}, "automatic kernels"}};
   expect_fp32_tilings_give_the_narrow_bytes({1, 7, 8, 9, 16, 17, 32, 33, 64, 65, 192, 193, 300, 2048}, others);
 }
@@ -608,6 +610,13 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
                                      Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::wgmma_medium}}) {
         KernelChoice c;
         c.fp32 = t;
+        EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);
+      }
+      // store variants are the wgmma grad_weight's, not the mma.sync one's
+      {
+        KernelChoice c;
+        c.fp32 = Fp32TileChoice{Fp32Tiles::automatic, Fp32Tiles::automatic, Fp32Tiles::narrow,
+                                sm90::Fp32GradWStores::box_by_box};
         EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);
       }
       // the fp32 backward has no streaming kernel, at any B

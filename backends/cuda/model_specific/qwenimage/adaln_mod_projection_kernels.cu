@@ -1093,14 +1093,17 @@ struct Fp32BackwardPlan {
   bool dtemb_wgmma = true;
   sm90::Fp32WgmmaTile dtemb_tile = sm90::Fp32WgmmaTile::batch128;
   bool gradw_wgmma = true;
+  sm90::Fp32GradWStores gradw_stores = sm90::Fp32GradWStores::automatic;
 };
 
 // Resolves the fp32 backward's kernels. grad_temb: `narrow` the mma.sync kernel, `wgmma_narrow` /
 // `wgmma_medium` / `wgmma_wide` the wgmma kernel with 32 / 64 / 128 batch rows per tile, automatic
 // the wgmma kernel (its tile by B) where the sm_90a kernels run, else mma.sync; grad_weight:
-// `narrow` mma.sync, `wgmma_wide` wgmma, automatic as grad_temb. Refuses, before anything runs, any
-// other value or a streaming backward (there is none in fp32) with cudaErrorInvalidValue, and a
-// forced wgmma kernel where it cannot run with cudaErrorNotSupported.
+// `narrow` mma.sync, `wgmma_wide` wgmma, automatic as grad_temb; the wgmma kernel's stores as
+// `grad_weight_stores` says. Refuses, before anything runs, any other value, a store variant with
+// grad_weight forced to mma.sync, or a streaming backward (there is none in fp32) with
+// cudaErrorInvalidValue, and a forced wgmma kernel or store variant where it cannot run with
+// cudaErrorNotSupported.
 cudaError_t resolve_fp32_backward(const KernelChoice& c, int B, Fp32BackwardPlan* plan) {
   const Fp32Tiles dt = c.fp32.grad_temb, gw = c.fp32.grad_weight;
   if (c.streaming == Streaming::on || (dt != Fp32Tiles::automatic && dt != Fp32Tiles::narrow && !is_wgmma(dt)) ||
@@ -1108,7 +1111,13 @@ cudaError_t resolve_fp32_backward(const KernelChoice& c, int B, Fp32BackwardPlan
     return cudaErrorInvalidValue;
   bool usable = false;
   if (const cudaError_t err = wgmma_usable(&usable); err != cudaSuccess) return err;
-  if ((is_wgmma(dt) || gw == Fp32Tiles::wgmma_wide) && !usable) return cudaErrorNotSupported;
+  const sm90::Fp32GradWStores stores = c.fp32.grad_weight_stores;
+  if (stores != sm90::Fp32GradWStores::automatic && stores != sm90::Fp32GradWStores::whole_tile &&
+      stores != sm90::Fp32GradWStores::box_by_box)
+    return cudaErrorInvalidValue;
+  const bool forced_stores = stores != sm90::Fp32GradWStores::automatic;
+  if (forced_stores && gw == Fp32Tiles::narrow) return cudaErrorInvalidValue;
+  if ((is_wgmma(dt) || gw == Fp32Tiles::wgmma_wide || forced_stores) && !usable) return cudaErrorNotSupported;
   plan->dtemb_wgmma = usable && dt != Fp32Tiles::narrow;
   plan->dtemb_tile = dt == Fp32Tiles::wgmma_narrow   ? sm90::Fp32WgmmaTile::batch32
                      : dt == Fp32Tiles::wgmma_medium ? sm90::Fp32WgmmaTile::batch64
@@ -1119,6 +1128,7 @@ cudaError_t resolve_fp32_backward(const KernelChoice& c, int B, Fp32BackwardPlan
                      : B <= kFp32DTembMediumToB      ? sm90::Fp32WgmmaTile::batch64
                                                      : sm90::Fp32WgmmaTile::batch128;
   plan->gradw_wgmma = usable && gw != Fp32Tiles::narrow;
+  plan->gradw_stores = stores;
   return cudaSuccess;
 }
 
@@ -1164,7 +1174,8 @@ cudaError_t backward_fp32(int B, const BackwardTensors& t, const Problem& prob, 
   if (err == cudaSuccess) {
     const sm90::Fp32Combine combine =
         combine_in_gradw ? sm90::Fp32Combine{partial, temb, static_cast<float*>(t.grad_temb), count} : sm90::Fp32Combine{};
-    err = plan.gradw_wgmma ? sm90::fp32_grad_weight_wgmma(B, ld, dy, s_t_hi, s_t_lo, gw, stream, combine)
+    err = plan.gradw_wgmma ? sm90::fp32_grad_weight_wgmma(B, ld, dy, s_t_hi, s_t_lo, gw, stream, combine,
+                                                             plan.gradw_stores)
                            : tf32x3::grad_weight(B, dy, s, gw, stream);
   }
   if (err != cudaSuccess || combine_in_gradw) return err;

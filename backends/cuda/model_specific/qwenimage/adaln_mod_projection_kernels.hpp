@@ -13,6 +13,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "adaln_mod_projection_sm90.hpp"
+
 namespace rlk::cuda::qwenimage {
 
 enum class Storage { float32, bfloat16 };
@@ -79,12 +81,14 @@ enum class GemmFamily {
 enum class Streaming { automatic, off, on };
 // fp32, per GEMM, all 3xTF32 chains on tensor cores. The forward (where the streaming tiles do not
 // run: B past them, or streaming off): `narrow` 144 rows of W x 64 batch rows per CTA, `wide`
-// 128 x 128 (tf32x3::, mma.sync), `wgmma_narrow` / `wgmma_medium` / `wgmma_wide` 128 rows of W x 32
-// / 64 / 128 batch rows on wgmma (sm90::fp32_forward_wgmma; automatic also takes its 64 x 8 and
-// 64 x 16 tiles up to B = 16). d_temb: `narrow` the mma.sync kernel
+// 128 x 128 (tf32x3::, mma.sync), `wgmma_narrow` / `wgmma_medium` / `wgmma_wide` 64 x 32 / 128 x 64
+// / 128 x 128 (rows of W x batch rows) on wgmma (sm90::fp32_forward_wgmma; automatic also takes its
+// 64 x 8 and 64 x 16 tiles up to B = 16). d_temb: `narrow` the mma.sync kernel
 // (tf32x3::dtemb_partials), `wgmma_narrow` / `wgmma_medium` / `wgmma_wide` the wgmma kernel with 32
 // / 64 / 128 batch rows per tile (automatic also takes its 8- and 16-row tiles at small B).
-// grad_weight: `narrow` mma.sync (tf32x3::grad_weight), `wgmma_wide` wgmma. Automatic: wgmma where
+// grad_weight: `narrow` mma.sync (tf32x3::grad_weight), `wgmma_wide` wgmma, and the wgmma kernel's
+// stores `grad_weight_stores` (sm90::Fp32GradWStores; a store variant with the mma.sync kernel is
+// refused with cudaErrorInvalidValue). Automatic: wgmma where
 // the sm_90a kernels run. Any other value for a GEMM is refused with cudaErrorInvalidValue; a forced
 // wgmma kernel where the sm_90a kernels cannot run, or a forward tiling this device lacks the shared
 // memory for, with cudaErrorNotSupported. Same bytes whichever runs; bf16 calls ignore these fields.
@@ -93,6 +97,7 @@ struct Fp32TileChoice {
   Fp32Tiles forward = Fp32Tiles::automatic;
   Fp32Tiles grad_temb = Fp32Tiles::automatic;
   Fp32Tiles grad_weight = Fp32Tiles::automatic;
+  sm90::Fp32GradWStores grad_weight_stores = sm90::Fp32GradWStores::automatic;
 };
 struct KernelChoice {
   GemmFamily forward = GemmFamily::automatic;

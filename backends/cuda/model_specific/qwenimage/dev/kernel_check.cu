@@ -351,6 +351,9 @@ struct Timing {
   // grad_weight alone on wgmma; d_temb and grad_weight alone on mma.sync
   double tc_bwd = 0, tc_dtemb[5] = {}, tc_gradw = 0, tc_gradw_boxes = 0, memset_gw = 0, tc_mma[2] = {};
   double tc_pair[2] = {};  // d_temb (128 rows) then grad_weight, whole-tile / box-by-box stores, queued together
+  // the operator's backward with grad_weight's whole-tile / box-by-box stores, timed in turn twice:
+  // whole, box, whole, box
+  double tc_bwd_stores[4] = {};
 };
 
 constexpr Fp32Tiles kFp32Tiles[2] = {Fp32Tiles::narrow, Fp32Tiles::wide};
@@ -518,6 +521,23 @@ void time_all(cublasHandle_t handle, Buffers& b, std::vector<Timing>& timings) {
         t.tc_mma[0] = time_it([&](int) { CK(tf32x3::dtemb_partials(B, w, dy, partial, 0)); });
         t.tc_mma[1] = time_it([&](int) { CK(tf32x3::grad_weight(B, dy, pieces, static_cast<float*>(b.gw), 0)); });
         t.tc_bwd = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
+        {  // the operator's backward with each store variant: the same outputs, and each one's time
+          const KernelChoice saved = g_choice;
+          constexpr sm90::Fp32GradWStores kStores[2] = {sm90::Fp32GradWStores::whole_tile,
+                                                        sm90::Fp32GradWStores::box_by_box};
+          std::array<std::vector<unsigned char>, 4> outs[2];
+          for (int v = 0; v < 2; ++v) {
+            g_choice.fp32.grad_weight_stores = kStores[v];
+            outs[v] = outputs_of<T>(b, B);
+          }
+          report(outs[0] == outs[1], "fp32 backward, grad_weight's box-by-box stores: the whole-tile stores' outputs (B=" +
+                                         std::to_string(B) + ")");
+          for (int i = 0; i < 4; ++i) {
+            g_choice.fp32.grad_weight_stores = kStores[i % 2];
+            t.tc_bwd_stores[i] = time_it([&](int s) { run_bwd<T>(b, B, b.temb[s], b.w[s], b.dy[s], 0); });
+          }
+          g_choice = saved;
+        }
       }
       if (!f32 && g_compare) {
         // Each GEMM alone: forward with each implementation; backward with one GEMM varied
@@ -1111,12 +1131,14 @@ int main(int argc, char** argv) {
   if (g_fp32_tc) {
     std::printf("\nfp32 tensor-core backward (ms, median of 25): the whole backward; d_temb wgmma 8 / 16 / 32 / 64 / 128 batch "
                 "rows; grad_weight wgmma (its stores whole-tile / box by box); d_temb and grad_weight on mma.sync; d_temb (128 rows) "
-                "then grad_weight wgmma, whole-tile / box by box\n");
+                "then grad_weight wgmma, whole-tile / box by box; the whole backward with grad_weight's whole-tile / box-by-box "
+                "stores, in turn twice (whole box whole box)\n");
     for (const auto& t : t32)
       std::printf("B %5d | bwd %8.4f | dt %8.4f %8.4f %8.4f %8.4f %8.4f | gw %8.4f %8.4f | mma.sync dt %8.4f gw %8.4f | "
-                  "dt+gw %8.4f %8.4f\n",
+                  "dt+gw %8.4f %8.4f | bwd stores %8.4f %8.4f %8.4f %8.4f\n",
                   t.B, t.tc_bwd, t.tc_dtemb[0], t.tc_dtemb[1], t.tc_dtemb[2], t.tc_dtemb[3], t.tc_dtemb[4], t.tc_gradw,
-                  t.tc_gradw_boxes, t.tc_mma[0], t.tc_mma[1], t.tc_pair[0], t.tc_pair[1]);
+                  t.tc_gradw_boxes, t.tc_mma[0], t.tc_mma[1], t.tc_pair[0], t.tc_pair[1], t.tc_bwd_stores[0],
+                  t.tc_bwd_stores[1], t.tc_bwd_stores[2], t.tc_bwd_stores[3]);
     if (!t32.empty())
       std::printf("grad_weight's write floor: a memset of grad_weight takes %.4f ms (median of 25)\n", t32.front().memset_gw);
   }
