@@ -19,7 +19,8 @@ constexpr int kCachedDevices = 64;
 // DEVELOPMENT A/B (not to land): RLK_DEV_PREFETCH, a bit mask. 1: L2 prefetch of W's first stages
 // before the wait (bf16 streaming forward, the sm90 d_temb and swapped forward GEMMs); 2: the bf16
 // streaming forward releases the next grid right after its wait; 4: the bf16 streaming grad_weight
-// likewise.
+// likewise; 8: the sm90 forward and d_temb GEMMs likewise (released_at_start), instead of
+// prefetching.
 inline int dev_flags() {
   static const int flags = [] {
     const char* e = std::getenv("RLK_DEV_PREFETCH");

@@ -227,6 +227,9 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leav
     }
   }
   if (leave_sms != 0) return cudaErrorInvalidValue;
+  if constexpr (!kMayLeaveSms<G>) {
+    if (launch::dev_flags() & 8) return launch_gemm<G, released_at_start<Kernel>>(args, stream);
+  }
   if (prefetch != nullptr) {
     constexpr bool kGridIsTiles = std::is_same_v<typename G::ScheduleTag, Single>;
     return launch_gemm<G, prefetching_first_tile<Kernel, kGridIsTiles>>(args, stream, *prefetch);
