@@ -3,7 +3,8 @@
 # after each kernel's wait instead of after its main loop, switched by RLK_DEV_PREFETCH (0: as
 # before; 2: the streaming forward; 6: + the streaming grad_weight; 8: the sm90 forward and d_temb
 # GEMMs; 14: all three), five rounds alternated; then the byte tests with 14. Files come back in
-# ab.tar (the device returns a limited number of files).
+# ab.tar (the device returns a limited number of files). AB_TESTS=0 leaves the byte tests out (the
+# first call ran them: 12 passed).
 set -uo pipefail
 export OUT=${OUT:-/tmp/out}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -17,7 +18,7 @@ for round in 1 2 3 4 5; do
   done
 done > $OUT/ab.log 2>&1
 echo "bench $(( $(date +%s)-start ))s"
-RLK_DEV_PREFETCH=14 timeout 200 build-cuda/bin/test_kernel_paths --gtest_brief=1 > $OUT/test_kernel_paths-f14.log 2>&1
+[ "${AB_TESTS:-1}" = 1 ] && RLK_DEV_PREFETCH=14 timeout 200 build-cuda/bin/test_kernel_paths --gtest_brief=1 > $OUT/test_kernel_paths-f14.log 2>&1
 echo "test_kernel_paths rc=$?"; tail -2 $OUT/test_kernel_paths-f14.log
-(cd $OUT && tar -cf ab.tar ab-f*.json ab.log test_kernel_paths-f14.log && rm -f ab-f*.json ab.log test_kernel_paths-f14.log)
+(cd $OUT && tar -cf ab.tar ab-f*.json ab.log $(ls test_kernel_paths-f14.log 2>/dev/null) && rm -f ab-f*.json ab.log test_kernel_paths-f14.log)
 echo "total $(( $(date +%s)-start ))s"
