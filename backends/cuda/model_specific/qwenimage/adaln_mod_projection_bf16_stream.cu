@@ -61,7 +61,7 @@ __device__ __forceinline__ void zero_batch_padding(bf16 (*tiles)[kRows][kPitch],
 
 __global__ void __launch_bounds__(kThreads, 1)
     forward_kernel(const bf16* __restrict__ temb, const bf16* __restrict__ W, const bf16* __restrict__ bias,
-                   bf16* __restrict__ out, int B, int flags) {
+                   bf16* __restrict__ out, int B) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Smem& sm = *reinterpret_cast<Smem*>(smem_raw);
   const int t = threadIdx.x;
@@ -77,10 +77,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     stage_rows<kStep, kPitch, kThreads, kK>(&sm.s[slot][0][0], temb + k0, B, t);
   };
 
-  if ((flags & 1) && t < kRows) prefetch_l2(w_rows + static_cast<std::int64_t>(t) * kK, (kStages - 1) * kStep * sizeof(bf16));
   zero_batch_padding<kStages, kSRows, kPitch, kThreads>(sm.s, B, t);
   await_prior_grids();
-  if (flags & 2) release_dependent_grids();
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   const int jl = lane >> 3;
   auto consume = [&](int slot) {
@@ -276,7 +274,7 @@ __device__ __forceinline__ void bar_arrive(int id, int threads) {
 // Its compute warps also do backward_finish_kernel's work once their last tile is handed over.
 __global__ void __launch_bounds__(kGwThreads, 1)
     grad_weight_kernel(const bf16* __restrict__ s_or_temb, bool silu_done, const bf16* __restrict__ grad_out,
-                       bf16* __restrict__ grad_weight, int B, Finish fin, int flags) {
+                       bf16* __restrict__ grad_weight, int B, Finish fin) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   GradWSmem& sm = *reinterpret_cast<GradWSmem*>(smem_raw);
   const int t = threadIdx.x;
@@ -285,7 +283,6 @@ __global__ void __launch_bounds__(kGwThreads, 1)
   const int n0 = blockIdx.x * kGwRows;
 
   await_prior_grids();
-  if (flags & 4) release_dependent_grids();
   stage_rows<kK, kGwSPitch, kGwThreads, kK>(&sm.s[0][0], s_or_temb, B, t);
   stage_rows<kGwRows, kGwGPitch, kGwThreads, kN>(&sm.g[0][0], grad_out + n0, B, t);
   cp_async_commit();
@@ -519,7 +516,7 @@ cudaError_t forward(int B, const void* temb, const void* weight, const void* bia
   if (const cudaError_t err = launch::allow_smem<forward_kernel>(smem); err != cudaSuccess) return err;
   return launch::kernel<forward_kernel>(kN / kRows, kThreads, smem, stream, static_cast<const bf16*>(temb),
                                         static_cast<const bf16*>(weight), static_cast<const bf16*>(bias),
-                                        static_cast<bf16*>(out), B, launch::dev_flags());
+                                        static_cast<bf16*>(out), B);
 }
 
 cudaError_t grad_weight(int B, const void* s_or_temb, bool silu_done, const void* grad_out, void* grad_weight,
@@ -536,7 +533,7 @@ cudaError_t grad_weight(int B, const void* s_or_temb, bool silu_done, const void
   if (const cudaError_t err = launch::allow_smem<grad_weight_kernel>(smem); err != cudaSuccess) return err;
   return launch::kernel<grad_weight_kernel>(kN / kGwRows, kGwThreads, smem, stream, static_cast<const bf16*>(s_or_temb),
                                             silu_done, static_cast<const bf16*>(grad_out), static_cast<bf16*>(grad_weight),
-                                            B, finish, launch::dev_flags());
+                                            B, finish);
 }
 
 }  // namespace rlk::cuda::qwenimage::bf16_stream

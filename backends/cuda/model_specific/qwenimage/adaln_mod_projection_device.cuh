@@ -159,18 +159,6 @@ __device__ __forceinline__ void release_dependent_grids() {
 #endif
 }
 
-// Asks L2 to fetch `bytes` bytes at `p` (both multiples of 16) and returns at once: a hint that
-// changes no value any load returns, since every SM's global loads and stores meet in L2, so it may
-// come before await_prior_grids() (what it fetches may be overwritten by the grids before; a load
-// after the wait still sees their stores). Kernels use it there for their first stages of W, so
-// that those reads overlap the previous grid's last ones instead of following them. Below compute
-// capability 9.0 (no cp.async.bulk) it does nothing.
-__device__ __forceinline__ void prefetch_l2(const void* p, std::uint32_t bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes) : "memory");
-#endif
-}
-
 __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }

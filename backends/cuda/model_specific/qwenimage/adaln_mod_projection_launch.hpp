@@ -6,7 +6,6 @@
 #include <array>
 #include <atomic>
 #include <cstddef>
-#include <cstdlib>
 #include <utility>
 
 #include <cuda_runtime.h>
@@ -15,19 +14,6 @@ namespace rlk::cuda::qwenimage::launch {
 
 // Devices whose facts are cached; others are queried on every call.
 constexpr int kCachedDevices = 64;
-
-// DEVELOPMENT A/B (not to land): RLK_DEV_PREFETCH, a bit mask. 1: L2 prefetch of W's first stages
-// before the wait (bf16 streaming forward, the sm90 d_temb and swapped forward GEMMs); 2: the bf16
-// streaming forward releases the next grid right after its wait; 4: the bf16 streaming grad_weight
-// likewise; 8: the sm90 forward and d_temb GEMMs likewise (released_at_start), instead of
-// prefetching.
-inline int dev_flags() {
-  static const int flags = [] {
-    const char* e = std::getenv("RLK_DEV_PREFETCH");
-    return e ? std::atoi(e) : 0;
-  }();
-  return flags;
-}
 
 // One positive int per device, computed by `query(device, &value)` the first time a device asks
 // (host calls only: no synchronization, allowed inside a CUDA-graph capture) and cached after.

@@ -53,7 +53,6 @@ struct Single {  // one consumer warpgroup on one tile (a 64-row M side)
 template <class LayoutA, class LayoutB, class ElementD, class LayoutD, class Fusion, class Tile,
           class Schedule = Cooperative, class EpilogueTile = cutlass::epilogue::collective::EpilogueTileAuto>
 struct GemmOf {
-  using ScheduleTag = Schedule;
   static constexpr int kAlignAB = 8;
   static constexpr int kAlignD = 16 / static_cast<int>(sizeof(ElementD));
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
@@ -153,62 +152,19 @@ __global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlo
   op(params, smem);
 }
 
-// The bytes of W that a CTA's first output tile reads in its first k-blocks: rows
-// m * rows_per_m + n * rows_per_n + l * rows_per_l + [0, rows) of W ([kN][kK] bf16), in each the
-// bytes m * bytes_per_m + [0, bytes).
-struct WRegion {
-  const char* w = nullptr;
-  int rows_per_m = 0, rows_per_n = 0, rows_per_l = 0, bytes_per_m = 0;
-  int rows = 0, bytes = 0;
-};
-
-// cutlass::device_kernel that first asks L2 for `region` of its first tile (device::prefetch_l2,
-// before the kernel's own waits: a hint that changes no value).
-template <class Operator, bool kGridIsTiles>
-__global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlocksPerMultiprocessor)
-    prefetching_first_tile(CUTLASS_GRID_CONSTANT typename Operator::Params const params, const WRegion region) {
-  extern __shared__ char smem[];
-  int m = static_cast<int>(blockIdx.x), n = static_cast<int>(blockIdx.y), l = static_cast<int>(blockIdx.z);
-  bool valid = true;
-  if constexpr (!kGridIsTiles) {
-    typename Operator::TileScheduler scheduler{params.scheduler};
-    const auto work = scheduler.initial_work_tile_info(typename Operator::ClusterShape{});
-    m = work.M_idx;
-    n = work.N_idx;
-    l = work.L_idx;
-    valid = work.is_valid();
-  }
-  if (valid) {
-    constexpr int64_t pitch = int64_t{kK} * sizeof(bf16);
-    const char* first = region.w +
-                        (int64_t{m} * region.rows_per_m + int64_t{n} * region.rows_per_n +
-                         int64_t{l} * region.rows_per_l) * pitch + int64_t{m} * region.bytes_per_m;
-    for (int r = static_cast<int>(threadIdx.x); r < region.rows; r += static_cast<int>(blockDim.x))
-      device::prefetch_l2(first + r * pitch, static_cast<std::uint32_t>(region.bytes));
-  }
-  Operator op;
-  op(params, smem);
-}
-
 // Launches `kernel` (a body for G's kernel) on the grid CUTLASS sizes from `args`, its
 // shared-memory limit raised once per device.
-template <class G, auto kernel, class... Extra>
-cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t stream, Extra... extra) {
+template <class G, auto kernel>
+cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t stream) {
   using Kernel = typename G::Kernel;
   constexpr int smem = Kernel::SharedStorageSize;
   if (const cudaError_t err = launch::allow_smem<kernel>(smem); err != cudaSuccess) return err;
   const typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
-  return launch::kernel<kernel>(Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream, params,
-                                extra...);
+  return launch::kernel<kernel>(Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream, params);
 }
 
-// The k-blocks of a tile that G's mainloop has in flight at once.
 template <class G>
-constexpr int kStagesOf = G::Mainloop::DispatchPolicy::Stages;
-
-template <class G>
-cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leave_sms = 0,
-                const WRegion* prefetch = nullptr) {
+cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leave_sms = 0) {
   using Kernel = typename G::Kernel;
   int device = 0;
   cudaError_t err = launch::attribute<cudaDevAttrMultiProcessorCount>(&args.hw_info.sm_count);
@@ -227,13 +183,6 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leav
     }
   }
   if (leave_sms != 0) return cudaErrorInvalidValue;
-  if constexpr (!kMayLeaveSms<G>) {
-    if (launch::dev_flags() & 8) return launch_gemm<G, released_at_start<Kernel>>(args, stream);
-  }
-  if (prefetch != nullptr) {
-    constexpr bool kGridIsTiles = std::is_same_v<typename G::ScheduleTag, Single>;
-    return launch_gemm<G, prefetching_first_tile<Kernel, kGridIsTiles>>(args, stream, *prefetch);
-  }
   return launch_gemm<G, cutlass::device_kernel<Kernel>>(args, stream);
 }
 
@@ -273,15 +222,6 @@ cudaError_t forward_swapped(int B, const void* weight, const void* silu, const v
                             cudaStream_t stream) {
   auto args = arguments_of<G>(B, kN, kK, 1, silu, kK, 0, weight, kK, 0, static_cast<bf16*>(out), kN, 0);
   args.epilogue.thread.bias_ptr = static_cast<const bf16*>(bias);
-  if (launch::dev_flags() & 1) {
-    using TileShape = typename G::Kernel::TileShape;
-    WRegion r;
-    r.w = static_cast<const char*>(weight);
-    r.rows_per_n = size<1>(TileShape{});
-    r.rows = size<1>(TileShape{});
-    r.bytes = kStagesOf<G> * size<2>(TileShape{}) * static_cast<int>(sizeof(bf16));
-    return run<G>(args, stream, 0, &r);
-  }
   return run<G>(args, stream);
 }
 
@@ -291,16 +231,6 @@ cudaError_t dtemb_with(int B, const void* weight, const void* grad_out, float* p
   constexpr int64_t slice = kN / kSplitN;
   auto args = arguments_of<G>(kK, B, static_cast<int>(slice), kSplitN, weight, kK, slice * kK, grad_out, kN, slice,
                               partial, kK, int64_t{B} * kK);
-  if (launch::dev_flags() & 1) {
-    using TileShape = typename G::Kernel::TileShape;
-    WRegion r;
-    r.w = static_cast<const char*>(weight);
-    r.rows_per_l = static_cast<int>(slice);
-    r.bytes_per_m = size<0>(TileShape{}) * static_cast<int>(sizeof(bf16));
-    r.rows = kStagesOf<G> * size<2>(TileShape{});
-    r.bytes = size<0>(TileShape{}) * static_cast<int>(sizeof(bf16));
-    return run<G>(args, stream, 0, &r);
-  }
   return run<G>(args, stream);
 }
 
