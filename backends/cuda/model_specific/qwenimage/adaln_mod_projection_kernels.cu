@@ -687,7 +687,7 @@ std::size_t silu_bytes(const Problem& p) {
 }
 
 std::size_t partial_bytes(const Problem& p) {
-  return static_cast<std::size_t>(9) * static_cast<std::size_t>(p.B) * kK * sizeof(float);  // DEV: RLK_DEV_SPLIT
+  return static_cast<std::size_t>(kSplitN) * static_cast<std::size_t>(p.B) * kK * sizeof(float);
 }
 
 unsigned blocks_for(std::int64_t count, int threads) {

@@ -6,7 +6,6 @@
 #include <array>
 #include <atomic>
 #include <cstddef>
-#include <cstdlib>
 #include <utility>
 
 #include <cuda_runtime.h>
@@ -15,17 +14,6 @@ namespace rlk::cuda::qwenimage::launch {
 
 // Devices whose facts are cached; others are queried on every call.
 constexpr int kCachedDevices = 64;
-
-// DEVELOPMENT timing (not to land; it breaks the contract's bytes): RLK_DEV_SPLIT=9 runs the sm90
-// d_temb GEMM over 9 slices of N instead of kSplitN (the workspace holds 9 slices' partials; the
-// combine still adds the first 8, so grad_temb is wrong: for `rlk bench` timing only).
-inline int dev_split() {
-  static const int split = [] {
-    const char* e = std::getenv("RLK_DEV_SPLIT");
-    return e && std::atoi(e) == 9 ? 9 : 8;
-  }();
-  return split;
-}
 
 // One positive int per device, computed by `query(device, &value)` the first time a device asks
 // (host calls only: no synchronization, allowed inside a CUDA-graph capture) and cached after.

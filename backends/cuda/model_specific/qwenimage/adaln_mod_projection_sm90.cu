@@ -228,9 +228,8 @@ cudaError_t forward_swapped(int B, const void* weight, const void* silu, const v
 template <class G>
 cudaError_t dtemb_with(int B, const void* weight, const void* grad_out, float* partial,
                        cudaStream_t stream) {
-  const int split = launch::dev_split();
-  const int64_t slice = kN / split;
-  auto args = arguments_of<G>(kK, B, static_cast<int>(slice), split, weight, kK, slice * kK, grad_out, kN, slice,
+  constexpr int64_t slice = kN / kSplitN;
+  auto args = arguments_of<G>(kK, B, static_cast<int>(slice), kSplitN, weight, kK, slice * kK, grad_out, kN, slice,
                               partial, kK, int64_t{B} * kK);
   return run<G>(args, stream);
 }
