@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlo
 }
 
 // cutlass::device_kernel that first writes its share of s = round(SiLU(temb)) (silu.vectors pieces
-// of 8 elements, piece v by CTA v % gridDim.x: a few per CTA, none on every CTA's critical path),
+// of 8 elements, piece v by CTA v % (the grid's CTAs): a few per CTA, none on every CTA's critical path),
 // with silu_kernel's arithmetic per element (device::silu_f32, one rounding), after its wait: the
 // d_temb GEMM does not read s, the grid after it (grad_weight) reads it after its own wait.
 struct SiluShare {
@@ -169,7 +169,10 @@ __global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlo
   struct alignas(16) Vec {
     device::bf16 v[8];
   };
-  for (int v = blockIdx.x + gridDim.x * threadIdx.x; v < silu.vectors; v += gridDim.x * blockDim.x) {
+  // CUTLASS's persistent grid need not be one-dimensional: the CTA's index over all of it.
+  const int ctas = static_cast<int>(gridDim.x * gridDim.y * gridDim.z);
+  const int cta = static_cast<int>(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  for (int v = cta + ctas * static_cast<int>(threadIdx.x); v < silu.vectors; v += ctas * static_cast<int>(blockDim.x)) {
     const Vec x = reinterpret_cast<const Vec*>(silu.temb)[v];
     Vec y;
 #pragma unroll
