@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Development call of 59bd39f (thirtieth session), b45647c with silu_then's pieces spread over the whole grid,: (1) BF16 forward + backward at B <= 64
-# with s from silu_kernel / the streaming grad_weight (RLK_DEV_SILU=0, as before) and from the
-# wgmma d_temb GEMM (RLK_DEV_SILU=1), five rounds alternated; (2) test_kernel_paths with RLK_DEV_SILU=1
+# Development call of 59bd39f (thirtieth session), b45647c with silu_then's pieces spread over the whole grid: (1) BF16
+# forward + backward at B <= 64 with s from silu_kernel / the streaming grad_weight (RLK_DEV_SILU=0, as before) and from the
+# wgmma d_temb GEMM (RLK_DEV_SILU=1), five rounds alternated; (2) test_kernel_paths with RLK_DEV_SILU=1;
 # (3) the quick conformance of bf16 with RLK_DEV_SILU=1 (its SHA-256
 # values against the earlier runs'). Files come back in ab.tar.
 set -uo pipefail
