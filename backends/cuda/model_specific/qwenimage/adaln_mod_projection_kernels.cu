@@ -46,7 +46,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -1020,18 +1019,9 @@ cudaError_t backward_bf16(int B, const BackwardTensors& t, const Problem& prob, 
   float* partial = reinterpret_cast<float*>(base + silu_bytes(prob));
   const std::int64_t count = static_cast<std::int64_t>(B) * kK;  // grad_temb's elements (the finish)
   cudaError_t err = cudaSuccess;
-  // DEV (RLK_DEV_SILU=1): the wgmma d_temb GEMM writes s (sm90::dtemb_gemm with temb).
-  static const bool dev_silu = [] {
-    const char* v = std::getenv("RLK_DEV_SILU");
-    return v != nullptr && v[0] == '1';
-  }();
-  const bool dtemb_sm90 = choice.grad_temb != GemmFamily::automatic && choice.grad_temb != GemmFamily::mma_sync;
-  const bool silu_in_dtemb = dev_silu && dtemb_sm90 && B <= sm90::kSiluInDTembUpToB &&
-                             (choice.grad_temb == GemmFamily::wgmma_tall_narrow || choice.grad_temb == GemmFamily::wgmma_narrow);
   // The streaming grad_weight kernel computes SiLU itself for the smallest B.
-  const bool silu_in_kernel =
-      !silu_in_dtemb && choice.streaming == Streaming::on && B <= kBf16StreamingGradWSiluUpToB;
-  if (!silu_in_kernel && !silu_in_dtemb) {
+  const bool silu_in_kernel = choice.streaming == Streaming::on && B <= kBf16StreamingGradWSiluUpToB;
+  if (!silu_in_kernel) {
     err = launch_silu<T>(t.temb, s, B, stream);
     if (err != cudaSuccess) return err;
   }
@@ -1064,8 +1054,7 @@ cudaError_t backward_bf16(int B, const BackwardTensors& t, const Problem& prob, 
   else
     err = choice.grad_temb == GemmFamily::mma_sync
               ? mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream)
-              : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, t.grad_out, partial, stream,
-                                 silu_in_dtemb ? t.temb : nullptr, silu_in_dtemb ? s : nullptr);
+              : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, t.grad_out, partial, stream);
   if (err != cudaSuccess) return err;
   gw.r_len = round_up_int(B, mma::GradWConfig::BR);
   if (choice.streaming == Streaming::on)  // writes grad_temb and grad_bias too: no finish kernel

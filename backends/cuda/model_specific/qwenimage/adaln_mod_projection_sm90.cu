@@ -152,55 +152,19 @@ __global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlo
   op(params, smem);
 }
 
-// cutlass::device_kernel that first writes its share of s = round(SiLU(temb)) (silu.vectors pieces
-// of 8 elements, piece v by CTA v % (the grid's CTAs): a few per CTA, none on every CTA's critical path),
-// with silu_kernel's arithmetic per element (device::silu_f32, one rounding), after its wait: the
-// d_temb GEMM does not read s, the grid after it (grad_weight) reads it after its own wait.
-struct SiluShare {
-  const device::bf16* temb = nullptr;
-  device::bf16* s = nullptr;
-  int vectors = 0;
-};
-template <class Operator>
-__global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlocksPerMultiprocessor)
-    silu_then(CUTLASS_GRID_CONSTANT typename Operator::Params const params, SiluShare const silu) {
-  extern __shared__ char smem[];
-  device::await_prior_grids();
-  struct alignas(16) Vec {
-    device::bf16 v[8];
-  };
-  // CUTLASS's persistent grid need not be one-dimensional: the CTA's index over all of it.
-  const int ctas = static_cast<int>(gridDim.x * gridDim.y * gridDim.z);
-  const int cta = static_cast<int>(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
-  for (int v = cta + ctas * static_cast<int>(threadIdx.x); v < silu.vectors; v += ctas * static_cast<int>(blockDim.x)) {
-    const Vec x = reinterpret_cast<const Vec*>(silu.temb)[v];
-    Vec y;
-#pragma unroll
-    for (int q = 0; q < 8; ++q) y.v[q] = device::round_to<device::bf16>(device::silu_f32(device::load_f32(&x.v[q])));
-    reinterpret_cast<Vec*>(silu.s)[v] = y;
-  }
-  Operator op;
-  op(params, smem);
-}
-
 // Launches `kernel` (a body for G's kernel) on the grid CUTLASS sizes from `args`, its
-// shared-memory limit raised once per device; `extra` follows the kernel's parameters.
-template <class G, auto kernel, class... Extra>
-cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t stream, Extra... extra) {
+// shared-memory limit raised once per device.
+template <class G, auto kernel>
+cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t stream) {
   using Kernel = typename G::Kernel;
   constexpr int smem = Kernel::SharedStorageSize;
   if (const cudaError_t err = launch::allow_smem<kernel>(smem); err != cudaSuccess) return err;
   const typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
-  return launch::kernel<kernel>(Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream, params,
-                                extra...);
+  return launch::kernel<kernel>(Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream, params);
 }
 
-// The d_temb GEMMs that may write s as well (silu_then): those that run at B <= kSiluInDTembUpToB.
 template <class G>
-constexpr bool kMayWriteSilu = std::is_same_v<G, DTembTallNarrow> || std::is_same_v<G, DTembNarrow>;
-
-template <class G>
-cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leave_sms = 0, SiluShare silu = {}) {
+cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leave_sms = 0) {
   using Kernel = typename G::Kernel;
   int device = 0;
   cudaError_t err = launch::attribute<cudaDevAttrMultiProcessorCount>(&args.hw_info.sm_count);
@@ -219,10 +183,6 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leav
     }
   }
   if (leave_sms != 0) return cudaErrorInvalidValue;
-  if constexpr (kMayWriteSilu<G>) {
-    if (silu.vectors > 0) return launch_gemm<G, silu_then<Kernel>>(args, stream, silu);
-  }
-  if (silu.vectors != 0) return cudaErrorInvalidValue;
   return launch_gemm<G, cutlass::device_kernel<Kernel>>(args, stream);
 }
 
@@ -266,14 +226,12 @@ cudaError_t forward_swapped(int B, const void* weight, const void* silu, const v
 }
 
 template <class G>
-cudaError_t dtemb_with(int B, const void* weight, const void* grad_out, float* partial, cudaStream_t stream,
-                       const void* temb, void* silu) {
+cudaError_t dtemb_with(int B, const void* weight, const void* grad_out, float* partial,
+                       cudaStream_t stream) {
   constexpr int64_t slice = kN / kSplitN;
   auto args = arguments_of<G>(kK, B, static_cast<int>(slice), kSplitN, weight, kK, slice * kK, grad_out, kN, slice,
                               partial, kK, int64_t{B} * kK);
-  SiluShare share{};
-  if (temb != nullptr) share = {static_cast<const device::bf16*>(temb), static_cast<device::bf16*>(silu), B * kK / 8};
-  return run<G>(args, stream, 0, share);
+  return run<G>(args, stream);
 }
 
 template <class G>
@@ -306,17 +264,15 @@ cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* 
   }
 }
 
-cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* grad_out, float* partial,
-                       cudaStream_t stream, const void* temb, void* silu) {
-  if ((temb == nullptr) != (silu == nullptr) || (temb != nullptr && B > kSiluInDTembUpToB)) return cudaErrorInvalidValue;
+cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* grad_out,
+                       float* partial, cudaStream_t stream) {
   switch (tile) {
-    case BatchTile::narrow: return dtemb_with<DTembNarrow>(B, weight, grad_out, partial, stream, temb, silu);
-    case BatchTile::medium: return dtemb_with<DTembMedium>(B, weight, grad_out, partial, stream, temb, silu);
-    case BatchTile::tall_narrow:
-      return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream, temb, silu);
+    case BatchTile::narrow: return dtemb_with<DTembNarrow>(B, weight, grad_out, partial, stream);
+    case BatchTile::medium: return dtemb_with<DTembMedium>(B, weight, grad_out, partial, stream);
+    case BatchTile::tall_narrow: return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream);
     case BatchTile::swapped:
     case BatchTile::swapped_narrow: return cudaErrorInvalidValue;  // forward only
-    default: return dtemb_with<DTembWide>(B, weight, grad_out, partial, stream, temb, silu);
+    default: return dtemb_with<DTembWide>(B, weight, grad_out, partial, stream);
   }
 }
 
@@ -336,7 +292,7 @@ bool available() { return false; }
 cudaError_t forward_gemm(BatchTile, int, const void*, const void*, const void*, void*, cudaStream_t) {
   return cudaErrorNotSupported;
 }
-cudaError_t dtemb_gemm(BatchTile, int, const void*, const void*, float*, cudaStream_t, const void*, void*) {
+cudaError_t dtemb_gemm(BatchTile, int, const void*, const void*, float*, cudaStream_t) {
   return cudaErrorNotSupported;
 }
 cudaError_t gradw_gemm(GradWSchedule, int, const void*, const void*, void*, cudaStream_t, int) {

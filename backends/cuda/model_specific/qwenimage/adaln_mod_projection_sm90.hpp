@@ -34,13 +34,9 @@ enum class GradWSchedule { cooperative, pingpong };
 cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* silu,
                          const void* bias, void* out, cudaStream_t stream);
 
-// partial[j, b, k] = sum over n in slice j (8 slices of 2304) of dy[b, n] W[n, k], FP32. With temb
-// and silu given (B <= kSiluInDTembUpToB, the narrow and tall_narrow tiles), the kernel also writes
-// silu[b, k] = round(SiLU(temb[b, k])), silu_kernel's bytes, for the grid after it; both or neither
-// (else cudaErrorInvalidValue, as for a larger B or another tile).
-constexpr int kSiluInDTembUpToB = 64;
-cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* grad_out, float* partial,
-                       cudaStream_t stream, const void* temb = nullptr, void* silu = nullptr);
+// partial[j, b, k] = sum over n in slice j (8 slices of 2304) of dy[b, n] W[n, k], FP32.
+cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* grad_out,
+                       float* partial, cudaStream_t stream);
 
 // gw[n, k] = round(sum_b dy[b, n] s[b, k]), b in ascending 64-row chunks from row 0. With
 // leave_sms > 0 the persistent grid has that many CTAs fewer than the device has SMs (which CTA
