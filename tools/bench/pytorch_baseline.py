@@ -4,10 +4,12 @@ method `rlk bench` uses (CUDA events, warm-up, medians, rotated buffer sets, ran
 TF32 off), so docs/performance.md can check that the C++ cuBLAS baseline is no strawman.
 
 usage: pytorch_baseline.py OUT.json [--batch 1,3,64,256,1024,2048] [--dtype bf16,fp32]
+                           [--warmup 10] [--warmup-ms 100] [--rounds 5] [--repeats 50]
 """
 import argparse
 import json
 import statistics
+import time
 
 import torch
 import torch.nn.functional as F
@@ -15,17 +17,36 @@ import torch.nn.functional as F
 K, N = 3072, 18432
 
 
-def time_ms(fn, sets, warmup, repeats):
-    for i in range(warmup):
-        fn(sets[i % len(sets)])
+def time_ms(fn, sets, warmup, repeats, warmup_ms=0.0):
+    """Median of `repeats` CUDA-event times of fn after `warmup` calls and, past those, as many more
+    as take `warmup_ms` of wall time (checked every `warmup` calls), as `rlk bench` times a path."""
+    calls = 0
+    for _ in range(warmup):
+        fn(sets[calls % len(sets)])
+        calls += 1
+    start = time.monotonic()
+    while warmup_ms > 0:
+        torch.cuda.synchronize()
+        if (time.monotonic() - start) * 1e3 >= warmup_ms:
+            break
+        for _ in range(max(1, warmup)):
+            fn(sets[calls % len(sets)])
+            calls += 1
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     stops = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     for i in range(repeats):
         starts[i].record()
-        fn(sets[i % len(sets)])
+        fn(sets[(calls + i) % len(sets)])
         stops[i].record()
     torch.cuda.synchronize()
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, stops))
+
+
+def rounds_ms(fn, sets, args):
+    """Per-round medians: the case's first round after the full warm-up (count and wall time), each
+    later one after 2 calls, as `rlk bench` does; the caller reports their median."""
+    return [time_ms(fn, sets, args.warmup if r == 0 else 2, args.repeats, args.warmup_ms if r == 0 else 0.0)
+            for r in range(args.rounds)]
 
 
 def main():
@@ -35,6 +56,9 @@ def main():
     parser.add_argument("--dtype", default="bf16,fp32")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--warmup-ms", type=float, default=100.0,
+                        help="wall time of warm-up calls before a case's first round (rlk bench's default)")
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -64,13 +88,16 @@ def main():
                 torch.autograd.grad(y, (temb, w, bias), dy)
 
             torch.cuda.reset_peak_memory_stats()
-            fwd = time_ms(forward, sets, args.warmup, args.repeats)
-            both = time_ms(forward_backward, sets, args.warmup, args.repeats)
+            fwd_rounds = rounds_ms(forward, sets, args)
+            both_rounds = rounds_ms(forward_backward, sets, args)
+            fwd, both = statistics.median(fwd_rounds), statistics.median(both_rounds)
             cases.append({"dtype": {"bf16": "bfloat16", "fp32": "float32"}[name], "B": b, "fwd_ms": fwd, "fwd_bwd_ms": both,
-                          "buffer_sets": count})
+                          "fwd_rounds_ms": fwd_rounds, "fwd_bwd_rounds_ms": both_rounds, "buffer_sets": count})
             print(f"{name} B={b}: fwd {fwd:.4f} ms, fwd+bwd {both:.4f} ms")
     with open(args.out, "w") as f:
-        json.dump({"torch": torch.__version__, "device": torch.cuda.get_device_name(0), "tf32": False, "cases": cases}, f, indent=2)
+        json.dump({"torch": torch.__version__, "device": torch.cuda.get_device_name(0), "tf32": False,
+                   "warmup": args.warmup, "warmup_ms": args.warmup_ms, "rounds": args.rounds, "repeats": args.repeats,
+                   "cases": cases}, f, indent=2)
 
 
 if __name__ == "__main__":
