@@ -3,7 +3,8 @@
 # with s from silu_kernel / the streaming grad_weight (RLK_DEV_SILU=0, as before) and from the
 # wgmma d_temb GEMM (RLK_DEV_SILU=1), five rounds alternated; (2) every GPU test with RLK_DEV_SILU=1
 # (the two-GPU test included); (3) the quick conformance of bf16 with RLK_DEV_SILU=1 (its SHA-256
-# values against the earlier runs'). Files come back in ab.tar.
+# values against the earlier runs'). Files come back in ab.tar. AB_TESTS and AB_TEST_LIMIT (the ctest
+# regex and its time limit) let 59bd39f's call run only test_kernel_paths.
 set -uo pipefail
 export OUT=${OUT:-/tmp/out}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -19,7 +20,7 @@ for round in 1 2 3 4 5; do
 done > $OUT/ab.log 2>&1
 grep -A10 "SILU=.* round 5" $OUT/ab.log
 echo "bench done $(( $(date +%s)-start ))s"
-RLK_DEV_SILU=1 timeout 330 ctest --test-dir build-cuda -R 'Cuda|StrictMath|KernelPaths' --output-on-failure -j 3 > $OUT/ctest-gpu.log 2>&1
+RLK_DEV_SILU=1 timeout ${AB_TEST_LIMIT:-330} ctest --test-dir build-cuda -R "${AB_TESTS:-Cuda|StrictMath|KernelPaths}" --output-on-failure -j 3 > $OUT/ctest-gpu.log 2>&1
 echo "ctest rc=$? $(( $(date +%s)-start ))s"
 grep -E "tests passed|Failed|Skipped|Not Run" $OUT/ctest-gpu.log | tail -8
 RLK_DEV_SILU=1 timeout 150 build-cuda/bin/rlk conform qwenimage_adaln_mod_projection --device cuda:0 --dtype bf16 --quick --out $OUT/conform-bf16 > $OUT/conform-bf16.log 2>&1
