@@ -46,6 +46,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -1019,9 +1020,21 @@ cudaError_t backward_bf16(int B, const BackwardTensors& t, const Problem& prob, 
   float* partial = reinterpret_cast<float*>(base + silu_bytes(prob));
   const std::int64_t count = static_cast<std::int64_t>(B) * kK;  // grad_temb's elements (the finish)
   cudaError_t err = cudaSuccess;
+  // DEV (RLK_DEV_SILU=1): s from CTAs beside the tall-narrow d_temb GEMM (sm90::dtemb_gemm).
+  static const bool dev_beside = [] {
+    const char* v = std::getenv("RLK_DEV_SILU");
+    return v != nullptr && v[0] == '1';
+  }();
+  bool silu_beside = false;
+  if (dev_beside && choice.grad_temb == GemmFamily::wgmma_tall_narrow) {
+    int sms = 0;
+    if (const cudaError_t e = launch::attribute<cudaDevAttrMultiProcessorCount>(&sms); e != cudaSuccess) return e;
+    silu_beside = sm90::dtemb_silu_beside_fits(B, sms);
+  }
   // The streaming grad_weight kernel computes SiLU itself for the smallest B.
-  const bool silu_in_kernel = choice.streaming == Streaming::on && B <= kBf16StreamingGradWSiluUpToB;
-  if (!silu_in_kernel) {
+  const bool silu_in_kernel =
+      !silu_beside && choice.streaming == Streaming::on && B <= kBf16StreamingGradWSiluUpToB;
+  if (!silu_in_kernel && !silu_beside) {
     err = launch_silu<T>(t.temb, s, B, stream);
     if (err != cudaSuccess) return err;
   }
@@ -1054,7 +1067,8 @@ cudaError_t backward_bf16(int B, const BackwardTensors& t, const Problem& prob, 
   else
     err = choice.grad_temb == GemmFamily::mma_sync
               ? mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream)
-              : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, t.grad_out, partial, stream);
+              : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, t.grad_out, partial, stream,
+                                 silu_beside ? t.temb : nullptr, silu_beside ? s : nullptr);
   if (err != cudaSuccess) return err;
   gw.r_len = round_up_int(B, mma::GradWConfig::BR);
   if (choice.streaming == Streaming::on)  // writes grad_temb and grad_bias too: no finish kernel

@@ -152,6 +152,47 @@ __global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlo
   op(params, smem);
 }
 
+// s beside the tall-narrow d_temb GEMM (DEV, RLK_DEV_SILU=1): its grid is CUTLASS's (1, tiles, 1)
+// with `extra` more CTAs along y. CUTLASS's CTAs (y < body_ctas) run its body unchanged: the persistent
+// scheduler's first tile of CTA y is tile y, and with every tile on its first CTA the larger grid
+// only moves each CTA's next (absent) tile further out. The extra CTAs, placed last on the SMs the
+// GEMM leaves idle, write s = round(SiLU(temb)) after their wait, 8 elements per thread with
+// silu_kernel's arithmetic (device::silu_f32, one rounding); the d_temb GEMM does not read s, the grid
+// after it reads it after its own wait.
+struct SiluBeside {
+  const device::bf16* temb = nullptr;
+  device::bf16* s = nullptr;
+  unsigned body_ctas = 0;
+  int vectors = 0;  // 8-element pieces of s
+};
+template <class Operator>
+__global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlocksPerMultiprocessor)
+    silu_beside(CUTLASS_GRID_CONSTANT typename Operator::Params const params, SiluBeside const silu) {
+  extern __shared__ char smem[];
+  if (blockIdx.y < silu.body_ctas) {
+    Operator op;
+    op(params, smem);
+    return;
+  }
+  device::await_prior_grids();
+  const int v = static_cast<int>((blockIdx.y - silu.body_ctas) * blockDim.x + threadIdx.x);
+  if (v < silu.vectors) {
+    struct alignas(16) Vec {
+      device::bf16 v[8];
+    };
+    const Vec x = reinterpret_cast<const Vec*>(silu.temb)[v];
+    Vec y;
+#pragma unroll
+    for (int q = 0; q < 8; ++q) y.v[q] = device::round_to<device::bf16>(device::silu_f32(device::load_f32(&x.v[q])));
+    reinterpret_cast<Vec*>(silu.s)[v] = y;
+  }
+  device::release_dependent_grids();
+}
+
+constexpr int kTallNarrowCols = 256;   // DTembTallNarrow's M extent
+constexpr int kTallNarrowRows = 32;    // and its N extent (batch rows)
+constexpr int kTallNarrowThreads = 384;  // one producer and two consumer warpgroups
+
 // Launches `kernel` (a body for G's kernel) on the grid CUTLASS sizes from `args`, its
 // shared-memory limit raised once per device.
 template <class G, auto kernel>
@@ -164,7 +205,7 @@ cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t st
 }
 
 template <class G>
-cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leave_sms = 0) {
+cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leave_sms = 0, SiluBeside silu = {}) {
   using Kernel = typename G::Kernel;
   int device = 0;
   cudaError_t err = launch::attribute<cudaDevAttrMultiProcessorCount>(&args.hw_info.sm_count);
@@ -183,6 +224,26 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leav
     }
   }
   if (leave_sms != 0) return cudaErrorInvalidValue;
+  if constexpr (std::is_same_v<G, DTembTallNarrow>) {
+    if (silu.vectors > 0) {
+      constexpr int smem = Kernel::SharedStorageSize;
+      if (const cudaError_t e = launch::allow_smem<silu_beside<Kernel>>(smem); e != cudaSuccess) return e;
+      const typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
+      dim3 grid = Kernel::get_grid_shape(params);
+      const dim3 block = Kernel::get_block_shape();
+      const int m = get<0>(args.problem_shape), n = get<1>(args.problem_shape), l = get<3>(args.problem_shape);
+      const unsigned tiles = static_cast<unsigned>((m / kTallNarrowCols) * ((n + kTallNarrowRows - 1) / kTallNarrowRows) * l);
+      const unsigned extra = (static_cast<unsigned>(silu.vectors) + block.x - 1) / block.x;
+      // Every tile on its own CTA of a (1, tiles, 1) grid, and SMs left for the extra CTAs.
+      if (grid.x != 1 || grid.z != 1 || grid.y != tiles || block.x != kTallNarrowThreads ||
+          static_cast<int>(tiles + extra) > args.hw_info.sm_count)
+        return cudaErrorInvalidValue;
+      silu.body_ctas = grid.y;
+      grid.y += extra;
+      return launch::kernel<silu_beside<Kernel>>(grid, block, smem, stream, params, silu);
+    }
+  }
+  if (silu.vectors != 0) return cudaErrorInvalidValue;
   return launch_gemm<G, cutlass::device_kernel<Kernel>>(args, stream);
 }
 
@@ -226,12 +287,14 @@ cudaError_t forward_swapped(int B, const void* weight, const void* silu, const v
 }
 
 template <class G>
-cudaError_t dtemb_with(int B, const void* weight, const void* grad_out, float* partial,
-                       cudaStream_t stream) {
+cudaError_t dtemb_with(int B, const void* weight, const void* grad_out, float* partial, cudaStream_t stream,
+                       const void* temb = nullptr, void* s = nullptr) {
   constexpr int64_t slice = kN / kSplitN;
   auto args = arguments_of<G>(kK, B, static_cast<int>(slice), kSplitN, weight, kK, slice * kK, grad_out, kN, slice,
                               partial, kK, int64_t{B} * kK);
-  return run<G>(args, stream);
+  SiluBeside silu{};
+  if (temb != nullptr) silu = {static_cast<const device::bf16*>(temb), static_cast<device::bf16*>(s), 0, B * kK / 8};
+  return run<G>(args, stream, 0, silu);
 }
 
 template <class G>
@@ -264,8 +327,19 @@ cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* 
   }
 }
 
+bool dtemb_silu_beside_fits(int B, int sm_count) {
+  const int tiles = (kK / kTallNarrowCols) * ((B + kTallNarrowRows - 1) / kTallNarrowRows) * kSplitN;
+  const int extra = (B * kK / 8 + kTallNarrowThreads - 1) / kTallNarrowThreads;
+  return B >= 1 && B <= kTallNarrowRows && tiles + extra <= sm_count;
+}
+
 cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* grad_out,
-                       float* partial, cudaStream_t stream) {
+                       float* partial, cudaStream_t stream, const void* temb, void* silu) {
+  if ((temb == nullptr) != (silu == nullptr)) return cudaErrorInvalidValue;
+  if (temb != nullptr) {
+    if (tile != BatchTile::tall_narrow) return cudaErrorInvalidValue;
+    return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream, temb, silu);
+  }
   switch (tile) {
     case BatchTile::narrow: return dtemb_with<DTembNarrow>(B, weight, grad_out, partial, stream);
     case BatchTile::medium: return dtemb_with<DTembMedium>(B, weight, grad_out, partial, stream);
@@ -292,7 +366,8 @@ bool available() { return false; }
 cudaError_t forward_gemm(BatchTile, int, const void*, const void*, const void*, void*, cudaStream_t) {
   return cudaErrorNotSupported;
 }
-cudaError_t dtemb_gemm(BatchTile, int, const void*, const void*, float*, cudaStream_t) {
+bool dtemb_silu_beside_fits(int, int) { return false; }
+cudaError_t dtemb_gemm(BatchTile, int, const void*, const void*, float*, cudaStream_t, const void*, void*) {
   return cudaErrorNotSupported;
 }
 cudaError_t gradw_gemm(GradWSchedule, int, const void*, const void*, void*, cudaStream_t, int) {

@@ -34,9 +34,14 @@ enum class GradWSchedule { cooperative, pingpong };
 cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* silu,
                          const void* bias, void* out, cudaStream_t stream);
 
-// partial[j, b, k] = sum over n in slice j (8 slices of 2304) of dy[b, n] W[n, k], FP32.
-cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* grad_out,
-                       float* partial, cudaStream_t stream);
+// partial[j, b, k] = sum over n in slice j (8 slices of 2304) of dy[b, n] W[n, k], FP32. With temb
+// and silu given (the tall_narrow tiles where dtemb_silu_beside_fits), CTAs beside the GEMM's also
+// write silu[b, k] = round(SiLU(temb[b, k])), silu_kernel's bytes, for the grid after it; both or
+// neither (else cudaErrorInvalidValue, as for another tile or a B that does not fit).
+cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* grad_out, float* partial,
+                       cudaStream_t stream, const void* temb = nullptr, void* silu = nullptr);
+// Whether the tall_narrow d_temb at B leaves SMs idle for s's CTAs on a device of sm_count SMs.
+bool dtemb_silu_beside_fits(int B, int sm_count);
 
 // gw[n, k] = round(sum_b dy[b, n] s[b, k]), b in ascending 64-row chunks from row 0. With
 // leave_sms > 0 the persistent grid has that many CTAs fewer than the device has SMs (which CTA
