@@ -464,6 +464,26 @@ TEST_F(KernelPaths, Bf16StreamingDTembGivesTheBytesOfMmaSyncAtEveryBatchItTakes)
       "the streaming backward");
 }
 
+// The bf16 backward reads s = SiLU(temb) from its workspace only after writing it in the same call:
+// from CTAs beside the tall-narrow wgmma d_temb (B <= 4 where they fit), from the streaming
+// grad_weight itself (B <= 4 elsewhere) or from silu_kernel (larger B). A workspace poisoned with
+// NaN before the call, as one holding another call's s would be stale, must change no byte of the
+// automatic choice's gradients against all-mma.sync (whose backward runs silu_kernel).
+TEST_F(KernelPaths, TheBf16BackwardWritesTheSiluItReadsWhateverTheWorkspaceHeld) {
+  const GemmFamily mma = GemmFamily::mma_sync;
+  const Device& d = dev(Storage::bfloat16);
+  for (int B : {1, 3, 4, 5, 17, 33}) {
+    const auto reference = run_backward(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off});
+    ASSERT_EQ(cudaMemset(d.workspace, 0xFF, d.workspace_bytes), cudaSuccess);
+    const auto got = run_backward(Storage::bfloat16, B, KernelChoice{});
+    for (std::size_t o = 0; o < got.size(); ++o) {
+      ASSERT_EQ(poison_left(got[o], 2), 0u) << kNames[o + 1] << " not fully written at B = " << B;
+      EXPECT_EQ(differing_elements(reference[o], got[o], 2), 0u)
+          << kNames[o + 1] << " at B = " << B << ": the automatic backward after a poisoned workspace differs from mma.sync";
+    }
+  }
+}
+
 // Across the automatic switches (the forward's 8-row streaming tile, then its wgmma tiles, or without
 // the sm_90a kernels the 16-row streaming tile and the 144 x 64 tiles; the backward's d_temb tiles of 8, 16, 32, 64 and 128 rows; grad_weight's chunks of
 // 32 rows), rows of y and grad_temb keep their bytes, and appending rows whose dy is zero leaves

@@ -7,7 +7,8 @@
 // FP32 partials.
 // grad_weight (B <= kGradWMaxB): at small B grad_weight is one write of a W-sized tensor; these
 // kernels write it as each CTA's rows in address order (the pattern that reached the write
-// ceiling in dev/write_check.cu), for the smallest B computes SiLU itself, and writes grad_temb
+// ceiling in dev/write_check.cu), for the smallest B can compute SiLU itself (where no CTAs beside
+// the wgmma d_temb wrote it), and writes grad_temb
 // and grad_bias while its last rows are stored, saving two launches.
 //
 // All keep the bf16 contract exactly as the mma.sync GEMMs evaluate it (each element the same

@@ -46,7 +46,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -756,8 +755,9 @@ constexpr int kGradWWgmmaFromB = 17;
 constexpr int kBf16StreamingForwardUpToB = 4;
 // bf16 grad_weight: the streaming kernels up to this batch size (from B = 17 the one that streams s:
 // forward + backward 2-5 us faster than with the ping-pong GEMM at B = 17 ... 32, `rlk bench`,
-// docs/notes/cuda-kernels.md, sixteenth session), computing SiLU themselves up to the second
-// (beyond it silu_kernel's launch costs less than 128 CTAs each computing all of s; measured likewise).
+// docs/notes/cuda-kernels.md, sixteenth session). Up to the second, s does not come from silu_kernel
+// (backward_bf16: CTAs beside the tall-narrow d_temb, or the streaming kernel itself); beyond it
+// silu_kernel's launch costs less than 128 CTAs each computing all of s (measured likewise).
 constexpr int kBf16StreamingGradWUpToB = bf16_stream::kGradWMaxB;
 constexpr int kBf16StreamingGradWSiluUpToB = 4;
 // bf16 d_temb: the streaming kernel (with the streaming grad_weight) up to this batch size (the
@@ -1020,20 +1020,21 @@ cudaError_t backward_bf16(int B, const BackwardTensors& t, const Problem& prob, 
   float* partial = reinterpret_cast<float*>(base + silu_bytes(prob));
   const std::int64_t count = static_cast<std::int64_t>(B) * kK;  // grad_temb's elements (the finish)
   cudaError_t err = cudaSuccess;
-  // DEV (RLK_DEV_SILU=1): s from CTAs beside the tall-narrow d_temb GEMM (sm90::dtemb_gemm).
-  static const bool dev_beside = [] {
-    const char* v = std::getenv("RLK_DEV_SILU");
-    return v != nullptr && v[0] == '1';
-  }();
+  // For the smallest B, s does not come from silu_kernel: where the tall-narrow d_temb GEMM leaves
+  // SMs idle, CTAs beside it write s (sm90::dtemb_gemm), else the streaming grad_weight kernel
+  // computes it itself (each of its CTAs all of s). On an H200, forward + backward in `rlk bench`,
+  // medians of five alternated rounds, in-kernel / beside d_temb: B = 1 0.1017 / 0.1008, 3 0.1040 /
+  // 0.1023 ms; where silu_kernel runs (B = 5 ... 32) the CTAs beside d_temb were no faster (B = 5
+  // 0.1052 / 0.1050, 8 0.1061 / 0.1065) or slower (16 0.1078 / 0.1103, 32 0.1080 / 0.1106), so it
+  // stays there (docs/evidence/h200-ca21280-dev/, docs/notes/cuda-kernels.md).
+  const bool silu_small_b = choice.streaming == Streaming::on && B <= kBf16StreamingGradWSiluUpToB;
   bool silu_beside = false;
-  if (dev_beside && choice.grad_temb == GemmFamily::wgmma_tall_narrow) {
+  if (silu_small_b && choice.grad_temb == GemmFamily::wgmma_tall_narrow) {
     int sms = 0;
     if (const cudaError_t e = launch::attribute<cudaDevAttrMultiProcessorCount>(&sms); e != cudaSuccess) return e;
     silu_beside = sm90::dtemb_silu_beside_fits(B, sms);
   }
-  // The streaming grad_weight kernel computes SiLU itself for the smallest B.
-  const bool silu_in_kernel =
-      !silu_beside && choice.streaming == Streaming::on && B <= kBf16StreamingGradWSiluUpToB;
+  const bool silu_in_kernel = silu_small_b && !silu_beside;
   if (!silu_in_kernel && !silu_beside) {
     err = launch_silu<T>(t.temb, s, B, stream);
     if (err != cudaSuccess) return err;

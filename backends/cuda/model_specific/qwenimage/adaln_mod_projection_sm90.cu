@@ -152,13 +152,14 @@ __global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlo
   op(params, smem);
 }
 
-// s beside the tall-narrow d_temb GEMM (DEV, RLK_DEV_SILU=1): its grid is CUTLASS's (1, tiles, 1)
-// with `extra` more CTAs along y. CUTLASS's CTAs (y < body_ctas) run its body unchanged: the persistent
-// scheduler's first tile of CTA y is tile y, and with every tile on its first CTA the larger grid
-// only moves each CTA's next (absent) tile further out. The extra CTAs, placed last on the SMs the
-// GEMM leaves idle, write s = round(SiLU(temb)) after their wait, 8 elements per thread with
-// silu_kernel's arithmetic (device::silu_f32, one rounding); the d_temb GEMM does not read s, the grid
-// after it reads it after its own wait.
+// s beside the tall-narrow d_temb GEMM (used for B <= 4: backward_bf16 in adaln_mod_projection_kernels.cu
+// says why). The grid is CUTLASS's (1, tiles, 1) with more CTAs along y. CUTLASS's CTAs
+// (y < body_ctas) run its body unchanged: the persistent scheduler's first tile of CTA y is tile y,
+// and with every tile on its first CTA the larger grid only moves each CTA's next (absent) tile
+// further out. The extra CTAs, dispatched last onto the SMs the GEMM leaves idle, write
+// s = round(SiLU(temb)) after their wait, 8 elements per thread with silu_kernel's arithmetic
+// (device::silu_f32, one rounding). The d_temb GEMM does not read s; the grid after it reads it
+// after its own wait.
 struct SiluBeside {
   const device::bf16* temb = nullptr;
   device::bf16* s = nullptr;
