@@ -6,6 +6,8 @@
 // order in one CTA), and the epilogue arithmetic (acc + bias in FP32, one rounding).
 #include "adaln_mod_projection_sm90.hpp"
 
+#include <cstdlib>
+
 #if defined(RLK_WITH_SM90_GEMM)
 
 #include "adaln_mod_projection_device.cuh"
@@ -106,6 +108,16 @@ using DTembMedium = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, 
 // per 32 batch rows, each streaming 1.2 MB of W, which moves W faster at B <= 32 than the 192 tiles
 // of the narrow ones (dev/gradw_check.cu, docs/notes/cuda-kernels.md).
 using DTembTallNarrow = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_256, _32, _64>>;
+// DEV (RLK_DEV_SILU=1 in place of DTembTallNarrow: the name that b45647c's A/B script sets): 192 of W's columns per tile on one consumer
+// warpgroup, 128 tiles (16 x 8 slices) per 32 batch rows.
+using DTembTall192 = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_192, _32, _64>, Single>;
+bool dev_dt192() {
+  static const bool on = [] {
+    const char* v = std::getenv("RLK_DEV_SILU");
+    return v != nullptr && v[0] == '1';
+  }();
+  return on;
+}
 // grad_w: M = n, N = k, K = b.  A = dy (M contiguous), B = s (N contiguous), D = gw[n][k].
 // Ping-pong (one warpgroup's epilogue under the other's MMAs: the 113 MB of grad_weight stores
 // dominate at small B, and with 256-byte epilogue rows it is faster at every B it runs); the
@@ -176,8 +188,9 @@ __global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlo
     return;
   }
   device::await_prior_grids();
-  const int v = static_cast<int>((blockIdx.y - silu.body_ctas) * blockDim.x + threadIdx.x);
-  if (v < silu.vectors) {
+  const int ctas = static_cast<int>(gridDim.y - silu.body_ctas);
+  for (int v = static_cast<int>((blockIdx.y - silu.body_ctas) * blockDim.x + threadIdx.x); v < silu.vectors;
+       v += ctas * static_cast<int>(blockDim.x)) {
     struct alignas(16) Vec {
       device::bf16 v[8];
     };
@@ -190,9 +203,13 @@ __global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlo
   device::release_dependent_grids();
 }
 
-constexpr int kTallNarrowCols = 256;   // DTembTallNarrow's M extent
-constexpr int kTallNarrowRows = 32;    // and its N extent (batch rows)
-constexpr int kTallNarrowThreads = 384;  // one producer and two consumer warpgroups
+// The d_temb GEMMs that may have CTAs beside them, their M extent (W's columns per tile) and N (batch rows).
+template <class G>
+constexpr bool kMayHaveSiluBeside = std::is_same_v<G, DTembTallNarrow> || std::is_same_v<G, DTembTall192>;
+template <class G>
+constexpr int kBesideCols = std::is_same_v<G, DTembTall192> ? 192 : 256;
+constexpr int kBesideRows = 32;
+int beside_tiles(int cols, int B) { return (kK / cols) * ((B + kBesideRows - 1) / kBesideRows) * kSplitN; }
 
 // Launches `kernel` (a body for G's kernel) on the grid CUTLASS sizes from `args`, its
 // shared-memory limit raised once per device.
@@ -225,22 +242,21 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leav
     }
   }
   if (leave_sms != 0) return cudaErrorInvalidValue;
-  if constexpr (std::is_same_v<G, DTembTallNarrow>) {
+  if constexpr (kMayHaveSiluBeside<G>) {
     if (silu.vectors > 0) {
       constexpr int smem = Kernel::SharedStorageSize;
       if (const cudaError_t e = launch::allow_smem<silu_beside<Kernel>>(smem); e != cudaSuccess) return e;
       const typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
       dim3 grid = Kernel::get_grid_shape(params);
       const dim3 block = Kernel::get_block_shape();
-      const int m = get<0>(args.problem_shape), n = get<1>(args.problem_shape), l = get<3>(args.problem_shape);
-      const unsigned tiles = static_cast<unsigned>((m / kTallNarrowCols) * ((n + kTallNarrowRows - 1) / kTallNarrowRows) * l);
-      const unsigned extra = (static_cast<unsigned>(silu.vectors) + block.x - 1) / block.x;
-      // Every tile on its own CTA of a (1, tiles, 1) grid, and SMs left for the extra CTAs.
-      if (grid.x != 1 || grid.z != 1 || grid.y != tiles || block.x != kTallNarrowThreads ||
-          static_cast<int>(tiles + extra) > args.hw_info.sm_count)
-        return cudaErrorInvalidValue;
+      const int tiles = beside_tiles(kBesideCols<G>, get<1>(args.problem_shape));
+      // Every tile on its own CTA of a (1, tiles, 1) grid, and at least one SM left for the extra CTAs
+      // (as many as s's pieces need, at most the SMs left).
+      const int idle = args.hw_info.sm_count - tiles;
+      if (grid.x != 1 || grid.z != 1 || static_cast<int>(grid.y) != tiles || idle < 1) return cudaErrorInvalidValue;
+      const int wanted = (silu.vectors + static_cast<int>(block.x) - 1) / static_cast<int>(block.x);
       silu.body_ctas = grid.y;
-      grid.y += extra;
+      grid.y += static_cast<unsigned>(wanted < idle ? wanted : idle);
       return launch::kernel<silu_beside<Kernel>>(grid, block, smem, stream, params, silu);
     }
   }
@@ -329,9 +345,7 @@ cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* 
 }
 
 bool dtemb_silu_beside_fits(int B, int sm_count) {
-  const int tiles = (kK / kTallNarrowCols) * ((B + kTallNarrowRows - 1) / kTallNarrowRows) * kSplitN;
-  const int extra = (B * kK / 8 + kTallNarrowThreads - 1) / kTallNarrowThreads;
-  return B >= 1 && B <= kTallNarrowRows && tiles + extra <= sm_count;
+  return B >= 1 && B <= kBesideRows && beside_tiles(dev_dt192() ? 192 : 256, B) < sm_count;
 }
 
 cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* grad_out,
@@ -339,12 +353,15 @@ cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* gr
   if ((temb == nullptr) != (silu == nullptr)) return cudaErrorInvalidValue;
   if (temb != nullptr) {
     if (tile != BatchTile::tall_narrow) return cudaErrorInvalidValue;
+    if (dev_dt192()) return dtemb_with<DTembTall192>(B, weight, grad_out, partial, stream, temb, silu);
     return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream, temb, silu);
   }
   switch (tile) {
     case BatchTile::narrow: return dtemb_with<DTembNarrow>(B, weight, grad_out, partial, stream);
     case BatchTile::medium: return dtemb_with<DTembMedium>(B, weight, grad_out, partial, stream);
-    case BatchTile::tall_narrow: return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream);
+    case BatchTile::tall_narrow:
+      if (dev_dt192()) return dtemb_with<DTembTall192>(B, weight, grad_out, partial, stream);
+      return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream);
     case BatchTile::swapped:
     case BatchTile::swapped_narrow: return cudaErrorInvalidValue;  // forward only
     default: return dtemb_with<DTembWide>(B, weight, grad_out, partial, stream);
