@@ -109,8 +109,10 @@ using DTembMedium = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, 
 // of the narrow ones (dev/gradw_check.cu, docs/notes/cuda-kernels.md).
 using DTembTallNarrow = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_256, _32, _64>>;
 // DEV (RLK_DEV_SILU=1 in place of DTembTallNarrow: the name that b45647c's A/B script sets): 192 of W's columns per tile on one consumer
-// warpgroup, 128 tiles (16 x 8 slices) per 32 batch rows.
-using DTembTall192 = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_192, _32, _64>, Single>;
+// warpgroup (ping-pong: persistent, one tile per CTA, the second consumer idle), 128 tiles (16 x 8
+// slices) per 32 batch rows. (c6f40d3 had the non-persistent single-warpgroup kernel, whose grid
+// the CTAs beside it refuse.)
+using DTembTall192 = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_192, _32, _64>, Pingpong>;
 bool dev_dt192() {
   static const bool on = [] {
     const char* v = std::getenv("RLK_DEV_SILU");
