@@ -732,8 +732,9 @@ constexpr int kForwardSwappedFromB = 65;
 constexpr int kForwardSwappedNarrowAgainFromB = 129;
 constexpr int kForwardSwappedNarrowAgainToB = 192;
 constexpr int kForwardWideFromB = 1024;    // equal at 1024, the 128 x 128 tiles 4-9% faster at 2048
-// d_temb (alone, dev/gradw_check.cu): 256 x 32 tiles up to 32 rows (B = 1 ... 16: 0.029 ms against
-// 0.032 for the 128 x 32 tiles and for the streaming d_temb kernel), 128 x 32 up to 64, 128 x 64 up
+// d_temb (alone, dev/gradw_check.cu): tall-narrow tiles up to 32 rows (256 x 32 at B = 1 ... 16: 0.029 ms
+// against 0.032 for the 128 x 32 tiles and for the streaming d_temb kernel; since the thirty-first
+// session 192 x 32, faster still: adaln_mod_projection_sm90.cu), 128 x 32 up to 64, 128 x 64 up
 // to 192 (B = 96 0.035 / 0.037 for 128 x 32, 128 0.034 / 0.039 for 128 x 128, 192 0.045 / 0.051;
 // the whole backward 1-4 us faster at 65 ... 96), 128 x 128 from there (208: 0.047 / 0.055 for
 // 128 x 64).
@@ -785,7 +786,7 @@ bool gradw_has(GemmFamily f) {
 // cudaErrorInvalidValue; a device without the shared memory it needs: cudaErrorNotSupported).
 // Streaming in the backward means the streaming grad_weight kernel, and for B <= kDTembMaxB with
 // grad_temb automatic the streaming d_temb kernel too where streaming is forced on or the wgmma
-// GEMMs cannot run (elsewhere automatic d_temb takes the faster 256 x 32 wgmma tiles).
+// GEMMs cannot run (elsewhere automatic d_temb takes the faster 192 x 32 wgmma tiles).
 cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
   const bool streaming_forced = g->streaming == Streaming::on;
   bool usable = false;

@@ -51,7 +51,7 @@ struct BackwardTensors {
 // GEMMs (sm90::, variant chosen by B), elsewhere the mma.sync ones
 // (tests/cuda/test_kernel_paths.cpp compares them). wgmma_narrow / wgmma_wide (batch tile
 // 32 / 128) apply to forward and grad_temb, wgmma_medium / wgmma_tall_narrow (128 x 64 tiles /
-// 256 x 32 with 256 of W's columns) to grad_temb, wgmma_swapped / wgmma_swapped_narrow (the
+// 192 x 32 with 192 of W's columns) to grad_temb, wgmma_swapped / wgmma_swapped_narrow (the
 // batch on the wgmma M side, 128 / 64 rows per tile) to forward (sm90::BatchTile); wgmma_wide
 // (cooperative) / wgmma_pingpong to grad_weight; any other combination is refused with
 // cudaErrorInvalidValue.
@@ -72,7 +72,7 @@ enum class GemmFamily {
 // bf16 forward for B <= bf16_stream::kMaxB, bf16
 // grad_weight for B <= bf16_stream::kGradWMaxB and, where grad_temb is automatic, bf16 grad_temb
 // for B <= bf16_stream::kDTembMaxB: always with `on`, with `automatic` only on devices without
-// the wgmma GEMMs, whose 256 x 32 d_temb tiles are faster), on devices with the shared memory they
+// the wgmma GEMMs, whose 192 x 32 d_temb tiles are faster), on devices with the shared memory they
 // need; `off` runs the tiled GEMMs (fp32) or the GEMM families above (bf16).
 // tests/cuda/test_kernel_paths.cpp compares them. `on` is refused with cudaErrorInvalidValue where
 // no streaming kernel applies (a larger B; a forced bf16 family for the GEMM the streaming kernel

@@ -6,8 +6,6 @@
 // order in one CTA), and the epilogue arithmetic (acc + bias in FP32, one rounding).
 #include "adaln_mod_projection_sm90.hpp"
 
-#include <cstdlib>
-
 #if defined(RLK_WITH_SM90_GEMM)
 
 #include "adaln_mod_projection_device.cuh"
@@ -104,22 +102,14 @@ using DTembWide = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Sh
 // Between them, 64 batch rows: 2 tiles where the narrow ones make 3 (B = 96) or 4 (128), one 128 x
 // 128 tile's work split in two where the wide tiles leave SMs idle (B = 128 ... 192).
 using DTembMedium = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_128, _64, _64>>;
-// 256 of W's columns per tile (128 per consumer warpgroup), 32 batch rows: 96 tiles (12 x 8 slices)
-// per 32 batch rows, each streaming 1.2 MB of W, which moves W faster at B <= 32 than the 192 tiles
-// of the narrow ones (dev/gradw_check.cu, docs/notes/cuda-kernels.md).
-using DTembTallNarrow = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_256, _32, _64>>;
-// DEV (RLK_DEV_SILU=1 in place of DTembTallNarrow: the name that b45647c's A/B script sets): 192 of W's columns per tile on one consumer
-// warpgroup (ping-pong: persistent, one tile per CTA, the second consumer idle), 128 tiles (16 x 8
-// slices) per 32 batch rows. (c6f40d3 had the non-persistent single-warpgroup kernel, whose grid
-// the CTAs beside it refuse.)
-using DTembTall192 = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_192, _32, _64>, Pingpong>;
-bool dev_dt192() {
-  static const bool on = [] {
-    const char* v = std::getenv("RLK_DEV_SILU");
-    return v != nullptr && v[0] == '1';
-  }();
-  return on;
-}
+// 192 of W's columns per tile, 32 batch rows, on the persistent ping-pong kernel: 128 tiles (16 x 8
+// slices) per 32 batch rows, one per CTA, each streaming 885 KB of W (its second consumer warpgroup
+// idle: one tile each). At B <= 32 they move W faster than the narrow tiles' 192 (1.45 waves) and
+// than 256 x 32 cooperative tiles, 96 (12 x 8), which left 36 SMs without W to read (forward +
+// backward in `rlk bench`, medians of five alternated rounds, 256 x 32 / 192 x 32: B = 1 0.1012 /
+// 0.1007, 3 0.1033 / 0.1026, 8 0.1073 / 0.1054, 16 0.1088 / 0.1073, 32 0.1092 / 0.1079 ms;
+// docs/evidence/h200-5350c1d-dev/, docs/notes/cuda-kernels.md).
+using DTembTallNarrow = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_192, _32, _64>, Pingpong>;
 // grad_w: M = n, N = k, K = b.  A = dy (M contiguous), B = s (N contiguous), D = gw[n][k].
 // Ping-pong (one warpgroup's epilogue under the other's MMAs: the 113 MB of grad_weight stores
 // dominate at small B, and with 256-byte epilogue rows it is faster at every B it runs); the
@@ -170,10 +160,10 @@ __global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlo
 // says why). The grid is CUTLASS's (1, tiles, 1) with more CTAs along y. CUTLASS's CTAs
 // (y < body_ctas) run its body unchanged: the persistent scheduler's first tile of CTA y is tile y,
 // and with every tile on its first CTA the larger grid only moves each CTA's next (absent) tile
-// further out. The extra CTAs, dispatched last onto the SMs the GEMM leaves idle, write
-// s = round(SiLU(temb)) after their wait, 8 elements per thread with silu_kernel's arithmetic
-// (device::silu_f32, one rounding). The d_temb GEMM does not read s; the grid after it reads it
-// after its own wait.
+// further out. The extra CTAs, dispatched last onto the SMs the GEMM leaves idle (4 of an H200's
+// 132), write s = round(SiLU(temb)) after their wait, in 8-element pieces strided over them, with
+// silu_kernel's arithmetic (device::silu_f32, one rounding). The d_temb GEMM does not read s; the
+// grid after it reads it after its own wait.
 struct SiluBeside {
   const device::bf16* temb = nullptr;
   device::bf16* s = nullptr;
@@ -205,13 +195,12 @@ __global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlo
   device::release_dependent_grids();
 }
 
-// The d_temb GEMMs that may have CTAs beside them, their M extent (W's columns per tile) and N (batch rows).
+// The d_temb GEMM that may have CTAs beside it, its M extent (W's columns per tile) and N (batch rows).
 template <class G>
-constexpr bool kMayHaveSiluBeside = std::is_same_v<G, DTembTallNarrow> || std::is_same_v<G, DTembTall192>;
-template <class G>
-constexpr int kBesideCols = std::is_same_v<G, DTembTall192> ? 192 : 256;
+constexpr bool kMayHaveSiluBeside = std::is_same_v<G, DTembTallNarrow>;
+constexpr int kBesideCols = 192;
 constexpr int kBesideRows = 32;
-int beside_tiles(int cols, int B) { return (kK / cols) * ((B + kBesideRows - 1) / kBesideRows) * kSplitN; }
+int beside_tiles(int B) { return (kK / kBesideCols) * ((B + kBesideRows - 1) / kBesideRows) * kSplitN; }
 
 // Launches `kernel` (a body for G's kernel) on the grid CUTLASS sizes from `args`, its
 // shared-memory limit raised once per device.
@@ -251,7 +240,7 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leav
       const typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
       dim3 grid = Kernel::get_grid_shape(params);
       const dim3 block = Kernel::get_block_shape();
-      const int tiles = beside_tiles(kBesideCols<G>, get<1>(args.problem_shape));
+      const int tiles = beside_tiles(get<1>(args.problem_shape));
       // Every tile on its own CTA of a (1, tiles, 1) grid, and at least one SM left for the extra CTAs
       // (as many as s's pieces need, at most the SMs left).
       const int idle = args.hw_info.sm_count - tiles;
@@ -347,7 +336,7 @@ cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* 
 }
 
 bool dtemb_silu_beside_fits(int B, int sm_count) {
-  return B >= 1 && B <= kBesideRows && beside_tiles(dev_dt192() ? 192 : 256, B) < sm_count;
+  return B >= 1 && B <= kBesideRows && beside_tiles(B) < sm_count;
 }
 
 cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* grad_out,
@@ -355,15 +344,12 @@ cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* gr
   if ((temb == nullptr) != (silu == nullptr)) return cudaErrorInvalidValue;
   if (temb != nullptr) {
     if (tile != BatchTile::tall_narrow) return cudaErrorInvalidValue;
-    if (dev_dt192()) return dtemb_with<DTembTall192>(B, weight, grad_out, partial, stream, temb, silu);
     return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream, temb, silu);
   }
   switch (tile) {
     case BatchTile::narrow: return dtemb_with<DTembNarrow>(B, weight, grad_out, partial, stream);
     case BatchTile::medium: return dtemb_with<DTembMedium>(B, weight, grad_out, partial, stream);
-    case BatchTile::tall_narrow:
-      if (dev_dt192()) return dtemb_with<DTembTall192>(B, weight, grad_out, partial, stream);
-      return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream);
+    case BatchTile::tall_narrow: return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream);
     case BatchTile::swapped:
     case BatchTile::swapped_narrow: return cudaErrorInvalidValue;  // forward only
     default: return dtemb_with<DTembWide>(B, weight, grad_out, partial, stream);

@@ -55,7 +55,7 @@ const NamedFamilies kBf16Families[] = {
     {"swapped-narrow", "wgmma swapped 64-row forward",
      {GemmFamily::wgmma_swapped_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
     {"medium", "wgmma 64-row d_temb", {GemmFamily::wgmma_swapped, GemmFamily::wgmma_medium, GemmFamily::wgmma_pingpong}},
-    {"tall-narrow", "wgmma 256 x 32 d_temb",
+    {"tall-narrow", "wgmma 192 x 32 d_temb",
      {GemmFamily::wgmma_swapped_narrow, GemmFamily::wgmma_tall_narrow, GemmFamily::wgmma_pingpong}},
     {"automatic", "automatic", {}},
 };
