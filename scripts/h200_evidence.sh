@@ -19,6 +19,8 @@ parts=("$@")
 [ ${#parts[@]} -eq 0 ] && parts=(tests bench conform)
 wants() { local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
+# Tests and tools that look for the build tree under build/ find the carried copy.
+[ -e build ] || ln -s build-cuda build
 # The build tree records absolute paths of the machine it was configured on: the source tree, and
 # the build directory itself (CTest's files name it), which may have been copied to build-cuda/.
 configured=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build-cuda/CMakeCache.txt)
