@@ -40,6 +40,21 @@ __device__ __forceinline__ bf16 round_to<bf16>(float v) { return __float2bfloat1
 // IEEE expf and division (the TUs are built without fast math; the probe checks that).
 __device__ __forceinline__ float silu_f32(float x) { return x / (1.0f + expf(-x)); }
 
+// s[i .. i + 7] = round(SiLU(x[i .. i + 7])) through 16-byte-aligned pieces: what every kernel that
+// writes s to the workspace does per piece (silu_kernel, and the CTAs beside the bf16 wgmma d_temb).
+constexpr int kSiluVec = 8;
+template <class T>
+__device__ __forceinline__ void silu_piece(const T* __restrict__ x, T* __restrict__ s, std::int64_t i) {
+  struct alignas(16) Vec {
+    T v[kSiluVec];
+  };
+  const Vec in = *reinterpret_cast<const Vec*>(x + i);
+  Vec out;
+#pragma unroll
+  for (int q = 0; q < kSiluVec; ++q) out.v[q] = round_to<T>(silu_f32(load_f32(&in.v[q])));
+  *reinterpret_cast<Vec*>(s + i) = out;
+}
+
 __device__ __forceinline__ float silu_grad_f32(float x) {
   const float sig = 1.0f / (1.0f + expf(-x));
   return sig * (1.0f + x * (1.0f - sig));

@@ -58,8 +58,7 @@ namespace {
 
 using namespace device;
 
-// Eight consecutive elements per thread (count is a multiple of 8: K = 3072).
-constexpr int kSiluVec = 8;
+// Eight consecutive elements per thread (device::kSiluVec; count is a multiple of 8: K = 3072).
 
 constexpr int kSiluThreads = 256;
 
@@ -70,14 +69,7 @@ __global__ void __launch_bounds__(kSiluThreads) silu_kernel(const T* __restrict_
   const std::int64_t i =
       (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kSiluVec;
   if (i >= count) return;
-  struct alignas(16) Vec {
-    T v[kSiluVec];
-  };
-  const Vec x = *reinterpret_cast<const Vec*>(temb + i);
-  Vec y;
-#pragma unroll
-  for (int q = 0; q < kSiluVec; ++q) y.v[q] = round_to<T>(silu_f32(load_f32(&x.v[q])));
-  *reinterpret_cast<Vec*>(s + i) = y;
+  silu_piece(temb, s, i);
 }
 
 // The contract's two truncated TF32 pieces (tf32_cut) of fp32 s = SiLU(temb) (kSilu: the wgmma

@@ -161,14 +161,14 @@ __global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlo
 // (y < body_ctas) run its body unchanged: the persistent scheduler's first tile of CTA y is tile y,
 // and with every tile on its first CTA the larger grid only moves each CTA's next (absent) tile
 // further out. The extra CTAs, dispatched last onto the SMs the GEMM leaves idle (4 of an H200's
-// 132), write s = round(SiLU(temb)) after their wait, in 8-element pieces strided over them, with
-// silu_kernel's arithmetic (device::silu_f32, one rounding). The d_temb GEMM does not read s; the
+// 132), write s = round(SiLU(temb)) after their wait, in pieces strided over them, with
+// silu_kernel's arithmetic (device::silu_piece). The d_temb GEMM does not read s; the
 // grid after it reads it after its own wait.
 struct SiluBeside {
   const device::bf16* temb = nullptr;
   device::bf16* s = nullptr;
   unsigned body_ctas = 0;
-  int vectors = 0;  // 8-element pieces of s
+  int vectors = 0;  // device::kSiluVec-element pieces of s
 };
 template <class Operator>
 __global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlocksPerMultiprocessor)
@@ -182,24 +182,16 @@ __global__ void __launch_bounds__(Operator::MaxThreadsPerBlock, Operator::MinBlo
   device::await_prior_grids();
   const int ctas = static_cast<int>(gridDim.y - silu.body_ctas);
   for (int v = static_cast<int>((blockIdx.y - silu.body_ctas) * blockDim.x + threadIdx.x); v < silu.vectors;
-       v += ctas * static_cast<int>(blockDim.x)) {
-    struct alignas(16) Vec {
-      device::bf16 v[8];
-    };
-    const Vec x = reinterpret_cast<const Vec*>(silu.temb)[v];
-    Vec y;
-#pragma unroll
-    for (int q = 0; q < 8; ++q) y.v[q] = device::round_to<device::bf16>(device::silu_f32(device::load_f32(&x.v[q])));
-    reinterpret_cast<Vec*>(silu.s)[v] = y;
-  }
+       v += ctas * static_cast<int>(blockDim.x))
+    device::silu_piece(silu.temb, silu.s, std::int64_t{v} * device::kSiluVec);
   device::release_dependent_grids();
 }
 
-// The d_temb GEMM that may have CTAs beside it, its M extent (W's columns per tile) and N (batch rows).
-template <class G>
-constexpr bool kMayHaveSiluBeside = std::is_same_v<G, DTembTallNarrow>;
-constexpr int kBesideCols = 192;
-constexpr int kBesideRows = 32;
+// The tiles of the d_temb GEMM that may have CTAs beside it (DTembTallNarrow) at B: its tile's M
+// extent (W's columns) and N extent (batch rows) are those of its type.
+using BesideTile = typename DTembTallNarrow::Kernel::TileShape;
+constexpr int kBesideCols = cute::size<0>(BesideTile{});
+constexpr int kBesideRows = cute::size<1>(BesideTile{});
 int beside_tiles(int B) { return (kK / kBesideCols) * ((B + kBesideRows - 1) / kBesideRows) * kSplitN; }
 
 // Launches `kernel` (a body for G's kernel) on the grid CUTLASS sizes from `args`, its
@@ -233,7 +225,7 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leav
     }
   }
   if (leave_sms != 0) return cudaErrorInvalidValue;
-  if constexpr (kMayHaveSiluBeside<G>) {
+  if constexpr (std::is_same_v<G, DTembTallNarrow>) {
     if (silu.vectors > 0) {
       constexpr int smem = Kernel::SharedStorageSize;
       if (const cudaError_t e = launch::allow_smem<silu_beside<Kernel>>(smem); e != cudaSuccess) return e;
@@ -301,7 +293,7 @@ cudaError_t dtemb_with(int B, const void* weight, const void* grad_out, float* p
   auto args = arguments_of<G>(kK, B, static_cast<int>(slice), kSplitN, weight, kK, slice * kK, grad_out, kN, slice,
                               partial, kK, int64_t{B} * kK);
   SiluBeside silu{};
-  if (temb != nullptr) silu = {static_cast<const device::bf16*>(temb), static_cast<device::bf16*>(s), 0, B * kK / 8};
+  if (temb != nullptr) silu = {static_cast<const device::bf16*>(temb), static_cast<device::bf16*>(s), 0, B * kK / device::kSiluVec};
   return run<G>(args, stream, 0, silu);
 }
 
