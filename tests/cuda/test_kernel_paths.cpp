@@ -310,8 +310,6 @@ TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) 
          {GemmFamily::wgmma_swapped, GemmFamily::wgmma_medium, GemmFamily::wgmma_pingpong}},
         {"wgmma swapped 64-row forward, 192 x 32 d_temb, grad_w ping-pong",
          {GemmFamily::wgmma_swapped_narrow, GemmFamily::wgmma_tall_narrow, GemmFamily::wgmma_pingpong}},
-        {"wgmma swapped 64-row forward, 192 x 64 d_temb, grad_w ping-pong",
-         {GemmFamily::wgmma_swapped_narrow, GemmFamily::wgmma_tall, GemmFamily::wgmma_pingpong}},
         {"automatic", {}},
     };
     for (const auto& choice : choices) {
@@ -613,8 +611,8 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
         for (const KernelChoice c : {KernelChoice{GemmFamily::automatic, swapped, GemmFamily::automatic},
                                      KernelChoice{GemmFamily::automatic, GemmFamily::automatic, swapped}})
           EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);
-      // only d_temb has the 64-row, the 192 x 32 and the 192 x 64 tilings
-      for (const GemmFamily dtemb_only : {GemmFamily::wgmma_medium, GemmFamily::wgmma_tall_narrow, GemmFamily::wgmma_tall}) {
+      // only d_temb has the 64-row and the 192 x 32 tilings
+      for (const GemmFamily dtemb_only : {GemmFamily::wgmma_medium, GemmFamily::wgmma_tall_narrow}) {
         EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr,
                                  KernelChoice{dtemb_only, GemmFamily::automatic, GemmFamily::automatic}),
                   cudaErrorInvalidValue);

@@ -46,7 +46,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -762,8 +761,7 @@ enum class Direction { forward, backward };
 
 // Which families each bf16 GEMM has (kernels.hpp, GemmFamily); a call forcing another is refused.
 bool forward_has(GemmFamily f) {
-  return f != GemmFamily::wgmma_pingpong && f != GemmFamily::wgmma_medium && f != GemmFamily::wgmma_tall_narrow &&
-         f != GemmFamily::wgmma_tall;
+  return f != GemmFamily::wgmma_pingpong && f != GemmFamily::wgmma_medium && f != GemmFamily::wgmma_tall_narrow;
 }
 bool dtemb_has(GemmFamily f) {
   return f != GemmFamily::wgmma_pingpong && f != GemmFamily::wgmma_swapped && f != GemmFamily::wgmma_swapped_narrow;
@@ -831,14 +829,6 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
                    : B < kDTembMediumFromB      ? GemmFamily::wgmma_narrow
                    : B < kDTembWideFromB        ? GemmFamily::wgmma_medium
                                                 : GemmFamily::wgmma_wide;
-    // DEV (thirty-second session, not to land): RLK_DEV_SILU=1 the 192 x 32 tiles at 33 ... 64,
-    // 2 the 192 x 64 tiles at 33 ... 96.
-    static const int dev = [] {
-      const char* v = std::getenv("RLK_DEV_SILU");
-      return v != nullptr ? std::atoi(v) : 0;
-    }();
-    if (usable && dev == 1 && B > kDTembTallNarrowUpToB && B < kDTembMediumFromB) g->grad_temb = GemmFamily::wgmma_tall_narrow;
-    if (usable && dev == 2 && B > kDTembTallNarrowUpToB && B <= 96) g->grad_temb = GemmFamily::wgmma_tall;
   }
   if (g->grad_weight == GemmFamily::automatic) {
     g->grad_weight = !usable || B < kGradWWgmmaFromB ? GemmFamily::mma_sync : GemmFamily::wgmma_pingpong;
@@ -966,7 +956,6 @@ sm90::BatchTile tile_of(GemmFamily f) {
          : f == GemmFamily::wgmma_swapped_narrow ? sm90::BatchTile::swapped_narrow
          : f == GemmFamily::wgmma_medium         ? sm90::BatchTile::medium
          : f == GemmFamily::wgmma_tall_narrow    ? sm90::BatchTile::tall_narrow
-         : f == GemmFamily::wgmma_tall           ? sm90::BatchTile::tall
                                                  : sm90::BatchTile::wide;
 }
 

@@ -110,9 +110,6 @@ using DTembMedium = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, 
 // 0.1007, 3 0.1033 / 0.1026, 8 0.1073 / 0.1054, 16 0.1088 / 0.1073, 32 0.1092 / 0.1079 ms;
 // docs/evidence/h200-5350c1d-dev/, docs/notes/cuda-kernels.md).
 using DTembTallNarrow = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_192, _32, _64>, Pingpong>;
-// The same with 64 batch rows per tile: 128 tiles per 64 batch rows, so W is read once up to B = 64
-// where the 128 x 32 tiles read it twice (384 tiles, 2.9 per SM).
-using DTembTall = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_192, _64, _64>, Pingpong>;
 // grad_w: M = n, N = k, K = b.  A = dy (M contiguous), B = s (N contiguous), D = gw[n][k].
 // Ping-pong (one warpgroup's epilogue under the other's MMAs: the 113 MB of grad_weight stores
 // dominate at small B, and with 256-byte epilogue rows it is faster at every B it runs); the
@@ -325,8 +322,7 @@ cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* 
     case BatchTile::swapped_narrow:
       return forward_swapped<ForwardSwappedNarrow>(B, weight, silu, bias, out, stream);
     case BatchTile::medium:
-    case BatchTile::tall_narrow:
-    case BatchTile::tall: return cudaErrorInvalidValue;  // d_temb only
+    case BatchTile::tall_narrow: return cudaErrorInvalidValue;  // d_temb only
     default: return forward_with<ForwardWide>(B, weight, silu, bias, out, stream);
   }
 }
@@ -346,7 +342,6 @@ cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* gr
     case BatchTile::narrow: return dtemb_with<DTembNarrow>(B, weight, grad_out, partial, stream);
     case BatchTile::medium: return dtemb_with<DTembMedium>(B, weight, grad_out, partial, stream);
     case BatchTile::tall_narrow: return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream);
-    case BatchTile::tall: return dtemb_with<DTembTall>(B, weight, grad_out, partial, stream);
     case BatchTile::swapped:
     case BatchTile::swapped_narrow: return cudaErrorInvalidValue;  // forward only
     default: return dtemb_with<DTembWide>(B, weight, grad_out, partial, stream);

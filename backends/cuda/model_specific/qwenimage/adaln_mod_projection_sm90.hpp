@@ -19,12 +19,12 @@ namespace rlk::cuda::qwenimage::sm90 {
 bool available();
 
 // How forward and d_temb tile their output. narrow / wide: W's side is the wgmma M side (128
-// rows per tile) and one tile covers 32 / 128 batch rows. medium / tall_narrow / tall (d_temb only;
-// the forward refuses them with cudaErrorInvalidValue): 128 of W's columns by 64 batch rows / 192
-// of W's columns (one ping-pong consumer warpgroup) by 32 / 64 batch rows. swapped / swapped_narrow (forward
+// rows per tile) and one tile covers 32 / 128 batch rows. medium / tall_narrow (d_temb only; the
+// forward refuses them with cudaErrorInvalidValue): 128 of W's columns by 64 batch rows / 192 of
+// W's columns (one ping-pong consumer warpgroup) by 32 batch rows. swapped / swapped_narrow (forward
 // only; d_temb refuses them likewise): the batch is the M side, 128 / 64 rows per tile (two
 // consumer warpgroups / one), and one tile covers 144 rows of W. Every tiling gives the same bytes.
-enum class BatchTile { narrow, wide, swapped, swapped_narrow, medium, tall_narrow, tall };
+enum class BatchTile { narrow, wide, swapped, swapped_narrow, medium, tall_narrow };
 
 // grad_w: ping-pong (two warpgroups on two 128 x 128 tiles, one's epilogue under the other's
 // MMAs) or cooperative (two warpgroups on one tile). Same bytes.
