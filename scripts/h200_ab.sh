@@ -15,9 +15,10 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 [ -e build ] || ln -s build-cuda build
 flags=${AB_FLAGS:-0 1}
 last=${flags##* }
+rounds=${AB_ROUNDS:-5}
 start=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > $OUT/gpu.txt 2>&1
-for round in $(seq 1 "${AB_ROUNDS:-5}"); do
+for round in $(seq 1 "$rounds"); do
   for flag in $flags; do
     echo "== RLK_DEV_SILU=$flag round $round"
     RLK_DEV_SILU=$flag build-cuda/bin/rlk bench qwenimage_adaln_mod_projection --device cuda:0 --dtype bf16 \
@@ -25,7 +26,7 @@ for round in $(seq 1 "${AB_ROUNDS:-5}"); do
       grep -E "^bfloat16|ceilings"
   done
 done > $OUT/ab.log 2>&1
-grep -A12 "SILU=.* round ${AB_ROUNDS:-5}" $OUT/ab.log
+grep -A12 "SILU=.* round $rounds" $OUT/ab.log
 echo "bench done $(( $(date +%s)-start ))s"
 RLK_DEV_SILU=$last timeout ${AB_TEST_LIMIT:-330} ctest --test-dir build-cuda -R "${AB_TESTS:-Cuda|StrictMath|KernelPaths}" --output-on-failure -j 3 > $OUT/ctest-gpu.log 2>&1
 echo "ctest rc=$? $(( $(date +%s)-start ))s"
