@@ -46,7 +46,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -65,15 +64,12 @@ constexpr int kSiluThreads = 256;
 
 template <class T>
 __global__ void __launch_bounds__(kSiluThreads) silu_kernel(const T* __restrict__ temb, T* __restrict__ s,
-                                                             std::int64_t count, std::int64_t padded) {
+                                                             std::int64_t count) {
   await_prior_grids();
   const std::int64_t i =
       (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kSiluVec;
-  if (i < count) {
-    silu_piece(temb, s, i);
-  } else if (i < padded) {  // DEV: zero rows up to the forward tile's height
-    *reinterpret_cast<uint4*>(s + i) = make_uint4(0, 0, 0, 0);
-  }
+  if (i >= count) return;
+  silu_piece(temb, s, i);
 }
 
 // The contract's two truncated TF32 pieces (tf32_cut) of fp32 s = SiLU(temb) (kSilu: the wgmma
@@ -679,9 +675,7 @@ bool supported(const Problem& p) {
 }
 
 std::size_t silu_bytes(const Problem& p) {
-  // DEV: bf16 s has room for rows up to a multiple of 128 (the forward's zero rows).
-  const std::size_t rows = p.storage == Storage::bfloat16 ? align_up(static_cast<std::size_t>(p.B), 128) : p.B;
-  return align_up(rows * kK * elem_size(p.storage), 256);
+  return align_up(static_cast<std::size_t>(p.B) * kK * elem_size(p.storage), 256);
 }
 
 std::size_t partial_bytes(const Problem& p) {
@@ -693,11 +687,10 @@ unsigned blocks_for(std::int64_t count, int threads) {
 }
 
 template <class T>
-cudaError_t launch_silu(const void* temb, void* s, int B, cudaStream_t stream, int rows = 0) {
+cudaError_t launch_silu(const void* temb, void* s, int B, cudaStream_t stream) {
   const std::int64_t count = static_cast<std::int64_t>(B) * kK;
-  const std::int64_t padded = rows > B ? static_cast<std::int64_t>(rows) * kK : count;
-  return launch::kernel<silu_kernel<T>>(blocks_for(padded / kSiluVec, kSiluThreads), kSiluThreads, 0, stream,
-                                        static_cast<const T*>(temb), static_cast<T*>(s), count, padded);
+  return launch::kernel<silu_kernel<T>>(blocks_for(count / kSiluVec, kSiluThreads), kSiluThreads, 0, stream,
+                                        static_cast<const T*>(temb), static_cast<T*>(s), count);
 }
 
 // The pieces of SiLU of `count` elements of x.
@@ -992,21 +985,10 @@ cudaError_t forward_fp32(int B, const ForwardTensors& t, void* ws, const Fp32For
 cudaError_t forward_bf16(int B, const ForwardTensors& t, void* ws, const KernelChoice& choice, cudaStream_t stream) {
   if (choice.streaming == Streaming::on)  // the streaming kernel computes SiLU itself
     return bf16_stream::forward(B, t.temb, t.weight, t.bias, t.out, stream);
-  // DEV (thirty-second session, not to land): RLK_DEV_SILU=3 gives the swapped forwards' TMA for s
-  // rows up to the tile's height, zero beyond B, in place of the TMA's out-of-bounds fill.
-  static const int dev = [] {
-    const char* v = std::getenv("RLK_DEV_SILU");
-    return v != nullptr ? std::atoi(v) : 0;
-  }();
-  const int tile_rows = dev != 3                                          ? 0
-                        : choice.forward == GemmFamily::wgmma_swapped        ? 128
-                        : choice.forward == GemmFamily::wgmma_swapped_narrow ? 64
-                                                                             : 0;
-  const int rows = tile_rows > 0 ? (B + tile_rows - 1) / tile_rows * tile_rows : 0;
-  cudaError_t err = launch_silu<bf16>(t.temb, ws, B, stream, rows);
+  cudaError_t err = launch_silu<bf16>(t.temb, ws, B, stream);
   if (err != cudaSuccess) return err;
   if (choice.forward != GemmFamily::mma_sync)
-    return sm90::forward_gemm(tile_of(choice.forward), B, t.weight, ws, t.bias, t.out, stream, rows);
+    return sm90::forward_gemm(tile_of(choice.forward), B, t.weight, ws, t.bias, t.out, stream);
   GemmParams p{};
   p.a = t.weight;
   p.lda = kK;

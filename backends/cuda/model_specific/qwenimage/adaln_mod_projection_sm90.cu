@@ -197,22 +197,16 @@ int beside_tiles(int B) { return (kK / kBesideCols) * ((B + kBesideRows - 1) / k
 // Launches `kernel` (a body for G's kernel) on the grid CUTLASS sizes from `args`, its
 // shared-memory limit raised once per device.
 template <class G, auto kernel>
-cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t stream, int a_rows = 0) {
+cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t stream) {
   using Kernel = typename G::Kernel;
   constexpr int smem = Kernel::SharedStorageSize;
   if (const cudaError_t err = launch::allow_smem<kernel>(smem); err != cudaSuccess) return err;
-  typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
-  if (a_rows > 0) {  // DEV: A's TMA descriptor covers a_rows rows (zero beyond M in memory)
-    auto shape = args.problem_shape;
-    get<0>(shape) = a_rows;
-    params.mainloop = Kernel::CollectiveMainloop::to_underlying_arguments(shape, args.mainloop, nullptr);
-  }
+  const typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
   return launch::kernel<kernel>(Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream, params);
 }
 
 template <class G>
-cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leave_sms = 0, SiluBeside silu = {},
-                int a_rows = 0) {
+cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leave_sms = 0, SiluBeside silu = {}) {
   using Kernel = typename G::Kernel;
   int device = 0;
   cudaError_t err = launch::attribute<cudaDevAttrMultiProcessorCount>(&args.hw_info.sm_count);
@@ -250,7 +244,7 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leav
     }
   }
   if (silu.vectors != 0) return cudaErrorInvalidValue;
-  return launch_gemm<G, cutlass::device_kernel<Kernel>>(args, stream, a_rows);
+  return launch_gemm<G, cutlass::device_kernel<Kernel>>(args, stream);
 }
 
 // One GEMM's arguments: problem (M, N, K, L), each operand with its leading and batch (L)
@@ -286,10 +280,10 @@ cudaError_t forward_with(int B, const void* weight, const void* silu, const void
 
 template <class G>
 cudaError_t forward_swapped(int B, const void* weight, const void* silu, const void* bias, void* out,
-                            cudaStream_t stream, int silu_rows = 0) {
+                            cudaStream_t stream) {
   auto args = arguments_of<G>(B, kN, kK, 1, silu, kK, 0, weight, kK, 0, static_cast<bf16*>(out), kN, 0);
   args.epilogue.thread.bias_ptr = static_cast<const bf16*>(bias);
-  return run<G>(args, stream, 0, {}, silu_rows);
+  return run<G>(args, stream);
 }
 
 template <class G>
@@ -321,12 +315,12 @@ cudaError_t gradw_with(int B, const void* grad_out, const void* silu, void* grad
 bool available() { return true; }
 
 cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* silu,
-                         const void* bias, void* out, cudaStream_t stream, int silu_rows) {
+                         const void* bias, void* out, cudaStream_t stream) {
   switch (tile) {
     case BatchTile::narrow: return forward_with<ForwardNarrow>(B, weight, silu, bias, out, stream);
-    case BatchTile::swapped: return forward_swapped<ForwardSwapped>(B, weight, silu, bias, out, stream, silu_rows);
+    case BatchTile::swapped: return forward_swapped<ForwardSwapped>(B, weight, silu, bias, out, stream);
     case BatchTile::swapped_narrow:
-      return forward_swapped<ForwardSwappedNarrow>(B, weight, silu, bias, out, stream, silu_rows);
+      return forward_swapped<ForwardSwappedNarrow>(B, weight, silu, bias, out, stream);
     case BatchTile::medium:
     case BatchTile::tall_narrow: return cudaErrorInvalidValue;  // d_temb only
     default: return forward_with<ForwardWide>(B, weight, silu, bias, out, stream);
@@ -367,7 +361,7 @@ cudaError_t gradw_gemm(GradWSchedule schedule, int B, const void* grad_out, cons
 
 namespace rlk::cuda::qwenimage::sm90 {
 bool available() { return false; }
-cudaError_t forward_gemm(BatchTile, int, const void*, const void*, const void*, void*, cudaStream_t, int) {
+cudaError_t forward_gemm(BatchTile, int, const void*, const void*, const void*, void*, cudaStream_t) {
   return cudaErrorNotSupported;
 }
 bool dtemb_silu_beside_fits(int, int) { return false; }

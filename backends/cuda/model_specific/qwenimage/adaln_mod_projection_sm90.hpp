@@ -32,7 +32,7 @@ enum class GradWSchedule { cooperative, pingpong };
 
 // y[b, n] = round(sum_k W[n, k] s[b, k] + bias[n]) for b < B; n < 18432, k < 3072.
 cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* silu,
-                         const void* bias, void* out, cudaStream_t stream, int silu_rows = 0);
+                         const void* bias, void* out, cudaStream_t stream);
 
 // partial[j, b, k] = sum over n in slice j (8 slices of 2304) of dy[b, n] W[n, k], FP32. With temb
 // and silu given (the tall_narrow tiles where dtemb_silu_beside_fits), CTAs beside the GEMM's also
