@@ -484,6 +484,50 @@ TEST_F(KernelPaths, TheBf16BackwardWritesTheSiluItReadsWhateverTheWorkspaceHeld)
   }
 }
 
+// The swapped bf16 forward tiles read s in boxes of a whole tile's batch rows: silu_kernel writes the
+// rows from B up to sm90::forward_silu_rows as zeros in the workspace, every box is in bounds, and
+// the epilogue stores B rows only. With the workspace and all of y's buffer (kMaxB rows) poisoned
+// with NaN before the call, each swapped tiling at batch sizes whose last tile is partly past B
+// must give mma.sync's bytes for y's B rows, leave every row of y from B untouched, and leave
+// zeros in s's rows from B to whole tiles.
+TEST_F(KernelPaths, TheSwappedBf16ForwardReadsZeroRowsPastTheBatchAndWritesNone) {
+  if (!wgmma_present()) GTEST_SKIP() << wgmma_absent_reason();
+  const GemmFamily mma = GemmFamily::mma_sync;
+  const Device& d = dev(Storage::bfloat16);
+  const std::size_t row_bytes = std::size_t(kN) * 2, s_row_bytes = std::size_t(kK) * 2;
+  const struct {
+    GemmFamily family;
+    sm90::BatchTile tile;
+    int tile_rows;
+  } tilings[] = {{GemmFamily::wgmma_swapped, sm90::BatchTile::swapped, 128},
+                 {GemmFamily::wgmma_swapped_narrow, sm90::BatchTile::swapped_narrow, 64}};
+  for (int B : {5, 65, 129, 160, 300}) {
+    const auto reference = run_forward(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off});
+    for (const auto& tiling : tilings) {
+      const int rows = (B + tiling.tile_rows - 1) / tiling.tile_rows * tiling.tile_rows;
+      ASSERT_EQ(sm90::forward_silu_rows(tiling.tile, B), rows) << "B = " << B;
+      ASSERT_EQ(cudaMemset(d.workspace, 0xFF, d.workspace_bytes), cudaSuccess);
+      const auto all = bytes_after({{d.out, std::size_t(kMaxB) * row_bytes}}, [&] {
+        const Problem p{Storage::bfloat16, B, kK, kN};
+        const ForwardTensors f{d.temb, d.weight, d.bias, d.out};
+        EXPECT_EQ(launch_forward(p, f, d.workspace, d.workspace_bytes, nullptr,
+                                 KernelChoice{tiling.family, mma, mma, Streaming::off}),
+                  cudaSuccess);
+      })[0];
+      const std::vector<unsigned char> head(all.begin(), all.begin() + std::size_t(B) * row_bytes);
+      const std::vector<unsigned char> tail(all.begin() + std::size_t(B) * row_bytes, all.end());
+      EXPECT_EQ(differing_elements(reference, head, 2), 0u)
+          << "y at B = " << B << ": the " << tiling.tile_rows << "-row swapped forward differs from mma.sync";
+      EXPECT_EQ(poison_left(tail, 2), tail.size() / 2)
+          << "rows of y from B = " << B << " written by the " << tiling.tile_rows << "-row swapped forward";
+      const auto pad = to_host({{static_cast<unsigned char*>(d.workspace) + std::size_t(B) * s_row_bytes,
+                                 std::size_t(rows - B) * s_row_bytes}})[0];
+      EXPECT_TRUE(std::all_of(pad.begin(), pad.end(), [](unsigned char c) { return c == 0; }))
+          << "s's rows " << B << " ... " << rows - 1 << " not zero after the " << tiling.tile_rows << "-row swapped forward";
+    }
+  }
+}
+
 // Across the automatic switches (the forward's 8-row streaming tile, then its wgmma tiles, or without
 // the sm_90a kernels the 16-row streaming tile and the 144 x 64 tiles; the backward's d_temb tiles of 8, 16, 32, 64 and 128 rows; grad_weight's chunks of
 // 32 rows), rows of y and grad_temb keep their bytes, and appending rows whose dy is zero leaves

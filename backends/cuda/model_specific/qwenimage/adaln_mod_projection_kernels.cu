@@ -62,14 +62,21 @@ using namespace device;
 
 constexpr int kSiluThreads = 256;
 
+// Elements from count up to padded are written as zeros (the rows the swapped forward tiles read
+// past B: sm90::forward_silu_rows).
 template <class T>
 __global__ void __launch_bounds__(kSiluThreads) silu_kernel(const T* __restrict__ temb, T* __restrict__ s,
-                                                             std::int64_t count) {
+                                                             std::int64_t count, std::int64_t padded) {
   await_prior_grids();
   const std::int64_t i =
       (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kSiluVec;
-  if (i >= count) return;
-  silu_piece(temb, s, i);
+  if (i < count) {
+    silu_piece(temb, s, i);
+  } else if (i < padded) {
+    static_assert(kSiluVec * sizeof(T) % sizeof(uint4) == 0, "whole 16-byte stores");
+    for (int v = 0; v < static_cast<int>(kSiluVec * sizeof(T) / sizeof(uint4)); ++v)
+      reinterpret_cast<uint4*>(s + i)[v] = make_uint4(0, 0, 0, 0);
+  }
 }
 
 // The contract's two truncated TF32 pieces (tf32_cut) of fp32 s = SiLU(temb) (kSilu: the wgmma
@@ -675,7 +682,11 @@ bool supported(const Problem& p) {
 }
 
 std::size_t silu_bytes(const Problem& p) {
-  return align_up(static_cast<std::size_t>(p.B) * kK * elem_size(p.storage), 256);
+  // bf16 s has room for the rows the swapped forward tiles read past B (sm90::forward_silu_rows).
+  const std::size_t rows = p.storage == Storage::bfloat16
+                               ? align_up(static_cast<std::size_t>(p.B), sm90::kForwardSiluRowMultiple)
+                               : static_cast<std::size_t>(p.B);
+  return align_up(rows * kK * elem_size(p.storage), 256);
 }
 
 std::size_t partial_bytes(const Problem& p) {
@@ -686,11 +697,13 @@ unsigned blocks_for(std::int64_t count, int threads) {
   return static_cast<unsigned>((count + threads - 1) / threads);
 }
 
+// s = SiLU(temb) for B rows, and zero rows from B up to `rows` (if more).
 template <class T>
-cudaError_t launch_silu(const void* temb, void* s, int B, cudaStream_t stream) {
+cudaError_t launch_silu(const void* temb, void* s, int B, cudaStream_t stream, int rows = 0) {
   const std::int64_t count = static_cast<std::int64_t>(B) * kK;
-  return launch::kernel<silu_kernel<T>>(blocks_for(count / kSiluVec, kSiluThreads), kSiluThreads, 0, stream,
-                                        static_cast<const T*>(temb), static_cast<T*>(s), count);
+  const std::int64_t padded = std::max(count, static_cast<std::int64_t>(rows) * kK);
+  return launch::kernel<silu_kernel<T>>(blocks_for(padded / kSiluVec, kSiluThreads), kSiluThreads, 0, stream,
+                                        static_cast<const T*>(temb), static_cast<T*>(s), count, padded);
 }
 
 // The pieces of SiLU of `count` elements of x.
@@ -985,7 +998,8 @@ cudaError_t forward_fp32(int B, const ForwardTensors& t, void* ws, const Fp32For
 cudaError_t forward_bf16(int B, const ForwardTensors& t, void* ws, const KernelChoice& choice, cudaStream_t stream) {
   if (choice.streaming == Streaming::on)  // the streaming kernel computes SiLU itself
     return bf16_stream::forward(B, t.temb, t.weight, t.bias, t.out, stream);
-  cudaError_t err = launch_silu<bf16>(t.temb, ws, B, stream);
+  const int rows = choice.forward != GemmFamily::mma_sync ? sm90::forward_silu_rows(tile_of(choice.forward), B) : B;
+  cudaError_t err = launch_silu<bf16>(t.temb, ws, B, stream, rows);
   if (err != cudaSuccess) return err;
   if (choice.forward != GemmFamily::mma_sync)
     return sm90::forward_gemm(tile_of(choice.forward), B, t.weight, ws, t.bias, t.out, stream);

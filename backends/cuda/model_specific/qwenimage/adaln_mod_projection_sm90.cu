@@ -195,18 +195,28 @@ constexpr int kBesideRows = cute::size<1>(BesideTile{});
 int beside_tiles(int B) { return (kK / kBesideCols) * ((B + kBesideRows - 1) / kBesideRows) * kSplitN; }
 
 // Launches `kernel` (a body for G's kernel) on the grid CUTLASS sizes from `args`, its
-// shared-memory limit raised once per device.
+// shared-memory limit raised once per device. With a_rows > 0, the mainloop's TMA descriptors are
+// built for A with a_rows rows (M in memory, at least the problem's M) while the scheduler and the
+// epilogue keep the problem's M: CUTLASS builds both from one problem shape, so the mainloop's
+// part is rebuilt here (forward_silu_rows says why).
 template <class G, auto kernel>
-cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t stream) {
+cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t stream, int a_rows = 0) {
   using Kernel = typename G::Kernel;
   constexpr int smem = Kernel::SharedStorageSize;
   if (const cudaError_t err = launch::allow_smem<kernel>(smem); err != cudaSuccess) return err;
-  const typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
+  typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
+  if (a_rows > 0) {
+    if (a_rows < get<0>(args.problem_shape)) return cudaErrorInvalidValue;
+    auto shape = args.problem_shape;
+    get<0>(shape) = a_rows;
+    params.mainloop = Kernel::CollectiveMainloop::to_underlying_arguments(shape, args.mainloop, nullptr);
+  }
   return launch::kernel<kernel>(Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream, params);
 }
 
 template <class G>
-cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leave_sms = 0, SiluBeside silu = {}) {
+cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leave_sms = 0, SiluBeside silu = {},
+                int a_rows = 0) {
   using Kernel = typename G::Kernel;
   int device = 0;
   cudaError_t err = launch::attribute<cudaDevAttrMultiProcessorCount>(&args.hw_info.sm_count);
@@ -244,7 +254,7 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leav
     }
   }
   if (silu.vectors != 0) return cudaErrorInvalidValue;
-  return launch_gemm<G, cutlass::device_kernel<Kernel>>(args, stream);
+  return launch_gemm<G, cutlass::device_kernel<Kernel>>(args, stream, a_rows);
 }
 
 // One GEMM's arguments: problem (M, N, K, L), each operand with its leading and batch (L)
@@ -278,12 +288,21 @@ cudaError_t forward_with(int B, const void* weight, const void* silu, const void
   return run<G>(args, stream);
 }
 
+// The batch rows of one swapped forward tile (its M), and B rounded up to whole tiles of them.
+template <class G>
+constexpr int kSwappedRows = cute::size<0>(typename G::Kernel::TileShape{});
+template <class G>
+int whole_swapped_tiles(int B) { return (B + kSwappedRows<G> - 1) / kSwappedRows<G> * kSwappedRows<G>; }
+static_assert(kForwardSiluRowMultiple % kSwappedRows<ForwardSwapped> == 0 &&
+                  kForwardSiluRowMultiple % kSwappedRows<ForwardSwappedNarrow> == 0,
+              "the workspace's s holds whole swapped forward tiles");
+
 template <class G>
 cudaError_t forward_swapped(int B, const void* weight, const void* silu, const void* bias, void* out,
                             cudaStream_t stream) {
   auto args = arguments_of<G>(B, kN, kK, 1, silu, kK, 0, weight, kK, 0, static_cast<bf16*>(out), kN, 0);
   args.epilogue.thread.bias_ptr = static_cast<const bf16*>(bias);
-  return run<G>(args, stream);
+  return run<G>(args, stream, 0, {}, whole_swapped_tiles<G>(B));
 }
 
 template <class G>
@@ -313,6 +332,14 @@ cudaError_t gradw_with(int B, const void* grad_out, const void* silu, void* grad
 }  // namespace
 
 bool available() { return true; }
+
+int forward_silu_rows(BatchTile tile, int B) {
+  switch (tile) {
+    case BatchTile::swapped: return whole_swapped_tiles<ForwardSwapped>(B);
+    case BatchTile::swapped_narrow: return whole_swapped_tiles<ForwardSwappedNarrow>(B);
+    default: return B;
+  }
+}
 
 cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* silu,
                          const void* bias, void* out, cudaStream_t stream) {
@@ -361,6 +388,7 @@ cudaError_t gradw_gemm(GradWSchedule schedule, int B, const void* grad_out, cons
 
 namespace rlk::cuda::qwenimage::sm90 {
 bool available() { return false; }
+int forward_silu_rows(BatchTile, int B) { return B; }
 cudaError_t forward_gemm(BatchTile, int, const void*, const void*, const void*, void*, cudaStream_t) {
   return cudaErrorNotSupported;
 }
