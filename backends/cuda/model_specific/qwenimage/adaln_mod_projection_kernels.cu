@@ -693,15 +693,6 @@ std::size_t partial_bytes(const Problem& p) {
   return static_cast<std::size_t>(kSplitN) * static_cast<std::size_t>(p.B) * kK * sizeof(float);
 }
 
-// DEV (not to land): the bf16 backward's copy of grad_out padded with zero rows to a multiple of 128
-// (RLK_DEV_PAD bit 1), for B >= 65.
-constexpr int kDevPadFromB = 65;
-int dev_pad_rows(int B) { return static_cast<int>(align_up(static_cast<std::size_t>(B), 128)); }
-std::size_t dev_padded_dy_bytes(const Problem& p) {
-  if (p.storage != Storage::bfloat16 || p.B < kDevPadFromB) return 0;
-  return static_cast<std::size_t>(dev_pad_rows(static_cast<int>(p.B))) * kN * 2;
-}
-
 unsigned blocks_for(std::int64_t count, int threads) {
   return static_cast<unsigned>((count + threads - 1) / threads);
 }
@@ -1051,24 +1042,8 @@ cudaError_t backward_bf16(int B, const BackwardTensors& t, const Problem& prob, 
     silu_beside = sm90::dtemb_silu_beside_fits(B, sms);
   }
   const bool silu_in_kernel = silu_small_b && !silu_beside;
-  // DEV: RLK_DEV_PAD bit 1 (sm90::dev_pad).
-  const bool pad = (sm90::dev_pad() & 1) != 0 && B >= kDevPadFromB && B % 128 != 0 &&
-                   choice.streaming != Streaming::on && choice.grad_temb != GemmFamily::mma_sync &&
-                   choice.grad_temb != GemmFamily::automatic && choice.grad_weight != GemmFamily::mma_sync;
-  const int pad_rows = pad ? dev_pad_rows(B) : 0;
-  const void* dy = t.grad_out;
-  if (pad) {
-    void* copy = base + silu_bytes(prob) + partial_bytes(prob);
-    const std::size_t bytes = static_cast<std::size_t>(B) * kN * sizeof(T);
-    err = cudaMemcpyAsync(copy, t.grad_out, bytes, cudaMemcpyDeviceToDevice, stream);
-    if (err == cudaSuccess)
-      err = cudaMemsetAsync(static_cast<unsigned char*>(copy) + bytes, 0,
-                            static_cast<std::size_t>(pad_rows - B) * kN * sizeof(T), stream);
-    if (err != cudaSuccess) return err;
-    dy = copy;
-  }
   if (!silu_in_kernel && !silu_beside) {
-    err = launch_silu<T>(t.temb, s, B, stream, pad_rows);
+    err = launch_silu<T>(t.temb, s, B, stream);
     if (err != cudaSuccess) return err;
   }
 
@@ -1100,8 +1075,8 @@ cudaError_t backward_bf16(int B, const BackwardTensors& t, const Problem& prob, 
   else
     err = choice.grad_temb == GemmFamily::mma_sync
               ? mma::launch<mma::DTembConfig, Op::kDTemb>(dt, B, kK, kSplitN, stream)
-              : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, dy, partial, stream,
-                                 silu_beside ? t.temb : nullptr, silu_beside ? s : nullptr, pad_rows);
+              : sm90::dtemb_gemm(tile_of(choice.grad_temb), B, t.weight, t.grad_out, partial, stream,
+                                 silu_beside ? t.temb : nullptr, silu_beside ? s : nullptr);
   if (err != cudaSuccess) return err;
   gw.r_len = round_up_int(B, mma::GradWConfig::BR);
   if (choice.streaming == Streaming::on)  // writes grad_temb and grad_bias too: no finish kernel
@@ -1110,7 +1085,7 @@ cudaError_t backward_bf16(int B, const BackwardTensors& t, const Problem& prob, 
   if (choice.grad_weight != GemmFamily::mma_sync) {  // the finish runs beside it
     err = sm90::gradw_gemm(choice.grad_weight == GemmFamily::wgmma_pingpong ? sm90::GradWSchedule::pingpong
                                                                             : sm90::GradWSchedule::cooperative,
-                           B, dy, s, t.grad_weight, stream, kFinishBesideSms, pad_rows);
+                           B, t.grad_out, s, t.grad_weight, stream, kFinishBesideSms);
     if (err != cudaSuccess) return err;
     return launch::kernel<backward_finish_beside_kernel<T>>(
         static_cast<unsigned>(kFinishBesideSms * kFinishBlocksPerSm), kBiasThreads, 0, stream, partial,
@@ -1254,7 +1229,7 @@ std::size_t backward_workspace_bytes(const Problem& problem) {
   // fp32: the partials, grad_out's two pieces and s's two transposed pieces (backward_fp32).
   if (problem.storage == Storage::float32)
     return partial_bytes(problem) + 2 * fp32_dy_bytes(problem) + 2 * fp32_s_t_bytes(problem);
-  return silu_bytes(problem) + partial_bytes(problem) + dev_padded_dy_bytes(problem);
+  return silu_bytes(problem) + partial_bytes(problem);
 }
 
 cudaError_t launch_forward(const Problem& problem, const ForwardTensors& tensors, void* workspace,

@@ -6,8 +6,6 @@
 // order in one CTA), and the epilogue arithmetic (acc + bias in FP32, one rounding).
 #include "adaln_mod_projection_sm90.hpp"
 
-#include <cstdlib>
-
 #if defined(RLK_WITH_SM90_GEMM)
 
 #include "adaln_mod_projection_device.cuh"
@@ -196,33 +194,21 @@ constexpr int kBesideCols = cute::size<0>(BesideTile{});
 constexpr int kBesideRows = cute::size<1>(BesideTile{});
 int beside_tiles(int B) { return (kK / kBesideCols) * ((B + kBesideRows - 1) / kBesideRows) * kSplitN; }
 
-// The extents of the operands the mainloop's TMA descriptors cover, in place of the problem's
-// (0: the problem's). CUTLASS builds the descriptors and the scheduler from one problem shape; with
-// a larger extent here the boxes of the last tile read rows that the caller holds as zeros in
-// memory, in place of the TMA's out-of-bounds fill, while the scheduler and the epilogue keep the
-// problem's extents (forward_silu_rows says why).
-struct MainloopExtent {
-  int m = 0;
-  int n = 0;
-  int k = 0;
-};
-
 // Launches `kernel` (a body for G's kernel) on the grid CUTLASS sizes from `args`, its
-// shared-memory limit raised once per device, the mainloop's descriptors over `extent`.
+// shared-memory limit raised once per device. With a_rows > 0, the mainloop's TMA descriptors are
+// built for A with a_rows rows (M in memory, at least the problem's M) while the scheduler and the
+// epilogue keep the problem's M: CUTLASS builds both from one problem shape, so the mainloop's
+// part is rebuilt here (forward_silu_rows says why).
 template <class G, auto kernel>
-cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t stream, MainloopExtent extent = {}) {
+cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t stream, int a_rows = 0) {
   using Kernel = typename G::Kernel;
   constexpr int smem = Kernel::SharedStorageSize;
   if (const cudaError_t err = launch::allow_smem<kernel>(smem); err != cudaSuccess) return err;
   typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
-  if (extent.m != 0 || extent.n != 0 || extent.k != 0) {
+  if (a_rows > 0) {
+    if (a_rows < get<0>(args.problem_shape)) return cudaErrorInvalidValue;
     auto shape = args.problem_shape;
-    if ((extent.m != 0 && extent.m < get<0>(shape)) || (extent.n != 0 && extent.n < get<1>(shape)) ||
-        (extent.k != 0 && extent.k < get<2>(shape)))
-      return cudaErrorInvalidValue;
-    if (extent.m != 0) get<0>(shape) = extent.m;
-    if (extent.n != 0) get<1>(shape) = extent.n;
-    if (extent.k != 0) get<2>(shape) = extent.k;
+    get<0>(shape) = a_rows;
     params.mainloop = Kernel::CollectiveMainloop::to_underlying_arguments(shape, args.mainloop, nullptr);
   }
   return launch::kernel<kernel>(Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream, params);
@@ -230,7 +216,7 @@ cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t st
 
 template <class G>
 cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leave_sms = 0, SiluBeside silu = {},
-                MainloopExtent extent = {}) {
+                int a_rows = 0) {
   using Kernel = typename G::Kernel;
   int device = 0;
   cudaError_t err = launch::attribute<cudaDevAttrMultiProcessorCount>(&args.hw_info.sm_count);
@@ -245,7 +231,7 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leav
     if (leave_sms > 0) {
       if (leave_sms >= args.hw_info.sm_count) return cudaErrorInvalidValue;
       args.hw_info.sm_count -= leave_sms;
-      return launch_gemm<G, released_at_start<Kernel>>(args, stream, extent);
+      return launch_gemm<G, released_at_start<Kernel>>(args, stream);
     }
   }
   if (leave_sms != 0) return cudaErrorInvalidValue;
@@ -268,7 +254,7 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leav
     }
   }
   if (silu.vectors != 0) return cudaErrorInvalidValue;
-  return launch_gemm<G, cutlass::device_kernel<Kernel>>(args, stream, extent);
+  return launch_gemm<G, cutlass::device_kernel<Kernel>>(args, stream, a_rows);
 }
 
 // One GEMM's arguments: problem (M, N, K, L), each operand with its leading and batch (L)
@@ -294,19 +280,12 @@ typename G::Gemm::Arguments arguments_of(int m, int n, int k, int l, const void*
   return args;
 }
 
-// The batch rows (N) of one non-swapped forward tile, and B rounded up to whole tiles of them.
-template <class G>
-int whole_batch_tiles(int B) {
-  constexpr int rows = cute::size<1>(typename G::Kernel::TileShape{});
-  return (B + rows - 1) / rows * rows;
-}
-
 template <class G>
 cudaError_t forward_with(int B, const void* weight, const void* silu, const void* bias, void* out,
                          cudaStream_t stream) {
   auto args = arguments_of<G>(kN, B, kK, 1, weight, kK, 0, silu, kK, 0, static_cast<bf16*>(out), kN, 0);
   args.epilogue.thread.bias_ptr = static_cast<const bf16*>(bias);
-  return run<G>(args, stream, 0, {}, {0, (dev_pad() & 2) != 0 ? whole_batch_tiles<G>(B) : 0, 0});
+  return run<G>(args, stream);
 }
 
 // The batch rows of one swapped forward tile (its M), and B rounded up to whole tiles of them.
@@ -314,7 +293,6 @@ template <class G>
 constexpr int kSwappedRows = cute::size<0>(typename G::Kernel::TileShape{});
 template <class G>
 int whole_swapped_tiles(int B) { return (B + kSwappedRows<G> - 1) / kSwappedRows<G> * kSwappedRows<G>; }
-static_assert(kForwardSiluRowMultiple % 128 == 0, "the workspace's s holds whole forward tiles");
 static_assert(kForwardSiluRowMultiple % kSwappedRows<ForwardSwapped> == 0 &&
                   kForwardSiluRowMultiple % kSwappedRows<ForwardSwappedNarrow> == 0,
               "the workspace's s holds whole swapped forward tiles");
@@ -324,25 +302,25 @@ cudaError_t forward_swapped(int B, const void* weight, const void* silu, const v
                             cudaStream_t stream) {
   auto args = arguments_of<G>(B, kN, kK, 1, silu, kK, 0, weight, kK, 0, static_cast<bf16*>(out), kN, 0);
   args.epilogue.thread.bias_ptr = static_cast<const bf16*>(bias);
-  return run<G>(args, stream, 0, {}, {whole_swapped_tiles<G>(B), 0, 0});
+  return run<G>(args, stream, 0, {}, whole_swapped_tiles<G>(B));
 }
 
 template <class G>
 cudaError_t dtemb_with(int B, const void* weight, const void* grad_out, float* partial, cudaStream_t stream,
-                       const void* temb = nullptr, void* s = nullptr, int grad_out_rows = 0) {
+                       const void* temb = nullptr, void* s = nullptr) {
   constexpr int64_t slice = kN / kSplitN;
   auto args = arguments_of<G>(kK, B, static_cast<int>(slice), kSplitN, weight, kK, slice * kK, grad_out, kN, slice,
                               partial, kK, int64_t{B} * kK);
   SiluBeside silu{};
   if (temb != nullptr) silu = {static_cast<const device::bf16*>(temb), static_cast<device::bf16*>(s), 0, B * kK / device::kSiluVec};
-  return run<G>(args, stream, 0, silu, {0, grad_out_rows, 0});
+  return run<G>(args, stream, 0, silu);
 }
 
 template <class G>
 cudaError_t gradw_leaving(int B, const void* grad_out, const void* silu, void* grad_weight, cudaStream_t stream,
-                          int leave_sms, int rows = 0) {
+                          int leave_sms) {
   auto args = arguments_of<G>(kN, kK, B, 1, grad_out, kN, 0, silu, kK, 0, static_cast<bf16*>(grad_weight), kK, 0);
-  return run<G>(args, stream, leave_sms, {}, {0, 0, rows});
+  return run<G>(args, stream, leave_sms);
 }
 
 template <class G>
@@ -355,23 +333,10 @@ cudaError_t gradw_with(int B, const void* grad_out, const void* silu, void* grad
 
 bool available() { return true; }
 
-// DEV (thirty-sixth session, not to land): RLK_DEV_PAD bits: 1 the backward's d_temb and grad_weight
-// read grad_out from a copy padded with zero rows and s with zero rows, descriptors in bounds
-// (backward_bf16); 2 the non-swapped forward tiles' s descriptor over whole tiles.
-int dev_pad() {
-  static const int v = [] {
-    const char* e = std::getenv("RLK_DEV_PAD");
-    return e != nullptr ? std::atoi(e) : 0;
-  }();
-  return v;
-}
-
 int forward_silu_rows(BatchTile tile, int B) {
   switch (tile) {
     case BatchTile::swapped: return whole_swapped_tiles<ForwardSwapped>(B);
     case BatchTile::swapped_narrow: return whole_swapped_tiles<ForwardSwappedNarrow>(B);
-    case BatchTile::narrow: return (dev_pad() & 2) != 0 ? whole_batch_tiles<ForwardNarrow>(B) : B;
-    case BatchTile::wide: return (dev_pad() & 2) != 0 ? whole_batch_tiles<ForwardWide>(B) : B;
     default: return B;
   }
 }
@@ -394,28 +359,27 @@ bool dtemb_silu_beside_fits(int B, int sm_count) {
 }
 
 cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* grad_out,
-                       float* partial, cudaStream_t stream, const void* temb, void* silu, int grad_out_rows) {
+                       float* partial, cudaStream_t stream, const void* temb, void* silu) {
   if ((temb == nullptr) != (silu == nullptr)) return cudaErrorInvalidValue;
   if (temb != nullptr) {
     if (tile != BatchTile::tall_narrow) return cudaErrorInvalidValue;
     return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream, temb, silu);
   }
   switch (tile) {
-    case BatchTile::narrow: return dtemb_with<DTembNarrow>(B, weight, grad_out, partial, stream, nullptr, nullptr, grad_out_rows);
-    case BatchTile::medium: return dtemb_with<DTembMedium>(B, weight, grad_out, partial, stream, nullptr, nullptr, grad_out_rows);
-    case BatchTile::tall_narrow:
-      return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream, nullptr, nullptr, grad_out_rows);
+    case BatchTile::narrow: return dtemb_with<DTembNarrow>(B, weight, grad_out, partial, stream);
+    case BatchTile::medium: return dtemb_with<DTembMedium>(B, weight, grad_out, partial, stream);
+    case BatchTile::tall_narrow: return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream);
     case BatchTile::swapped:
     case BatchTile::swapped_narrow: return cudaErrorInvalidValue;  // forward only
-    default: return dtemb_with<DTembWide>(B, weight, grad_out, partial, stream, nullptr, nullptr, grad_out_rows);
+    default: return dtemb_with<DTembWide>(B, weight, grad_out, partial, stream);
   }
 }
 
 cudaError_t gradw_gemm(GradWSchedule schedule, int B, const void* grad_out, const void* silu,
-                       void* grad_weight, cudaStream_t stream, int leave_sms, int rows) {
+                       void* grad_weight, cudaStream_t stream, int leave_sms) {
   return schedule == GradWSchedule::pingpong
-             ? gradw_leaving<GradWPingpong>(B, grad_out, silu, grad_weight, stream, leave_sms, rows)
-             : gradw_leaving<GradW>(B, grad_out, silu, grad_weight, stream, leave_sms, rows);
+             ? gradw_leaving<GradWPingpong>(B, grad_out, silu, grad_weight, stream, leave_sms)
+             : gradw_leaving<GradW>(B, grad_out, silu, grad_weight, stream, leave_sms);
 }
 
 }  // namespace rlk::cuda::qwenimage::sm90
@@ -429,11 +393,10 @@ cudaError_t forward_gemm(BatchTile, int, const void*, const void*, const void*, 
   return cudaErrorNotSupported;
 }
 bool dtemb_silu_beside_fits(int, int) { return false; }
-int dev_pad() { return 0; }
-cudaError_t dtemb_gemm(BatchTile, int, const void*, const void*, float*, cudaStream_t, const void*, void*, int) {
+cudaError_t dtemb_gemm(BatchTile, int, const void*, const void*, float*, cudaStream_t, const void*, void*) {
   return cudaErrorNotSupported;
 }
-cudaError_t gradw_gemm(GradWSchedule, int, const void*, const void*, void*, cudaStream_t, int, int) {
+cudaError_t gradw_gemm(GradWSchedule, int, const void*, const void*, void*, cudaStream_t, int) {
   return cudaErrorNotSupported;
 }
 }  // namespace rlk::cuda::qwenimage::sm90

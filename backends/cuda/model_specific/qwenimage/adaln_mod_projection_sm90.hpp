@@ -38,8 +38,6 @@ enum class GradWSchedule { cooperative, pingpong };
 // below B reach the output, so the bytes are the same either way. At most kForwardSiluRowMultiple
 // rounded up.
 int forward_silu_rows(BatchTile tile, int B);
-// DEV (not to land): RLK_DEV_PAD's bits (adaln_mod_projection_sm90.cu).
-int dev_pad();
 constexpr int kForwardSiluRowMultiple = 128;
 
 // y[b, n] = round(sum_k W[n, k] s[b, k] + bias[n]) for b < B; n < 18432, k < 3072; s has
@@ -51,9 +49,8 @@ cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* 
 // and silu given (the tall_narrow tiles where dtemb_silu_beside_fits), CTAs beside the GEMM's also
 // write silu[b, k] = round(SiLU(temb[b, k])), silu_kernel's bytes, for the grid after it; both or
 // neither (else cudaErrorInvalidValue, as for another tile or a B that does not fit).
-// With grad_out_rows > B the descriptor for grad_out covers that many rows (zero from B: DEV).
 cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* grad_out, float* partial,
-                       cudaStream_t stream, const void* temb = nullptr, void* silu = nullptr, int grad_out_rows = 0);
+                       cudaStream_t stream, const void* temb = nullptr, void* silu = nullptr);
 // Whether the tall_narrow d_temb at B leaves SMs idle for s's CTAs on a device of sm_count SMs.
 bool dtemb_silu_beside_fits(int B, int sm_count);
 
@@ -62,9 +59,8 @@ bool dtemb_silu_beside_fits(int B, int sm_count);
 // computes a tile changes, never its bytes), and the grid after it in the stream is placed as soon
 // as each CTA has waited for the grids before it, on the SMs left free (cudaErrorInvalidValue
 // where leave_sms is not below the SM count).
-// With rows > B the descriptors cover that many batch rows of grad_out and s (zero from B: DEV).
 cudaError_t gradw_gemm(GradWSchedule schedule, int B, const void* grad_out, const void* silu,
-                       void* grad_weight, cudaStream_t stream, int leave_sms = 0, int rows = 0);
+                       void* grad_weight, cudaStream_t stream, int leave_sms = 0);
 
 // fp32 forward on wgmma for the larger batches (adaln_mod_projection_sm90_tf32x3.cu): y[b, n] for
 // b < B, the 3xTF32 chain of adaln_mod_projection_fp32_tf32x3.hpp (the same bytes as its tilings),
