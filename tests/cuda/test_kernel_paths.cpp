@@ -484,13 +484,13 @@ TEST_F(KernelPaths, TheBf16BackwardWritesTheSiluItReadsWhateverTheWorkspaceHeld)
   }
 }
 
-// The swapped bf16 forward tiles read s in boxes of a whole tile's batch rows: silu_kernel writes the
-// rows from B up to sm90::forward_silu_rows as zeros in the workspace, every box is in bounds, and
-// the epilogue stores B rows only. With the workspace and all of y's buffer (kMaxB rows) poisoned
-// with NaN before the call, each swapped tiling at batch sizes whose last tile is partly past B
-// must give mma.sync's bytes for y's B rows, leave every row of y from B untouched, and leave
-// zeros in s's rows from B to whole tiles.
-TEST_F(KernelPaths, TheSwappedBf16ForwardReadsZeroRowsPastTheBatchAndWritesNone) {
+// Every bf16 wgmma forward tiling (swapped or not) reads s in boxes of a whole tile's batch rows:
+// silu_kernel writes the rows from B up to sm90::forward_silu_rows as zeros in the workspace, every
+// box is in bounds, and the epilogue stores B rows only. With the workspace and all of y's buffer
+// (kMaxB rows) poisoned with NaN before the call, each tiling at batch sizes whose last tile is
+// partly past B must give mma.sync's bytes for y's B rows, leave every row of y from B untouched,
+// and leave zeros in s's rows from B to whole tiles.
+TEST_F(KernelPaths, EveryWgmmaBf16ForwardReadsZeroRowsPastTheBatchAndWritesNone) {
   if (!wgmma_present()) GTEST_SKIP() << wgmma_absent_reason();
   const GemmFamily mma = GemmFamily::mma_sync;
   const Device& d = dev(Storage::bfloat16);
@@ -499,9 +499,12 @@ TEST_F(KernelPaths, TheSwappedBf16ForwardReadsZeroRowsPastTheBatchAndWritesNone)
     GemmFamily family;
     sm90::BatchTile tile;
     int tile_rows;
-  } tilings[] = {{GemmFamily::wgmma_swapped, sm90::BatchTile::swapped, 128},
-                 {GemmFamily::wgmma_swapped_narrow, sm90::BatchTile::swapped_narrow, 64}};
-  for (int B : {5, 65, 129, 160, 300}) {
+    const char* name;
+  } tilings[] = {{GemmFamily::wgmma_swapped, sm90::BatchTile::swapped, 128, "128-row swapped"},
+                 {GemmFamily::wgmma_swapped_narrow, sm90::BatchTile::swapped_narrow, 64, "64-row swapped"},
+                 {GemmFamily::wgmma_wide, sm90::BatchTile::wide, 128, "128 x 128"},
+                 {GemmFamily::wgmma_narrow, sm90::BatchTile::narrow, 32, "128 x 32"}};
+  for (int B : {5, 65, 129, 160, 300, 1100}) {
     const auto reference = run_forward(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off});
     for (const auto& tiling : tilings) {
       const int rows = (B + tiling.tile_rows - 1) / tiling.tile_rows * tiling.tile_rows;
@@ -517,13 +520,13 @@ TEST_F(KernelPaths, TheSwappedBf16ForwardReadsZeroRowsPastTheBatchAndWritesNone)
       const std::vector<unsigned char> head(all.begin(), all.begin() + std::size_t(B) * row_bytes);
       const std::vector<unsigned char> tail(all.begin() + std::size_t(B) * row_bytes, all.end());
       EXPECT_EQ(differing_elements(reference, head, 2), 0u)
-          << "y at B = " << B << ": the " << tiling.tile_rows << "-row swapped forward differs from mma.sync";
+          << "y at B = " << B << ": the " << tiling.name << " forward differs from mma.sync";
       EXPECT_EQ(poison_left(tail, 2), tail.size() / 2)
-          << "rows of y from B = " << B << " written by the " << tiling.tile_rows << "-row swapped forward";
+          << "rows of y from B = " << B << " written by the " << tiling.name << " forward";
       const auto pad = to_host({{static_cast<unsigned char*>(d.workspace) + std::size_t(B) * s_row_bytes,
                                  std::size_t(rows - B) * s_row_bytes}})[0];
       EXPECT_TRUE(std::all_of(pad.begin(), pad.end(), [](unsigned char c) { return c == 0; }))
-          << "s's rows " << B << " ... " << rows - 1 << " not zero after the " << tiling.tile_rows << "-row swapped forward";
+          << "s's rows " << B << " ... " << rows - 1 << " not zero after the " << tiling.name << " forward";
     }
   }
 }

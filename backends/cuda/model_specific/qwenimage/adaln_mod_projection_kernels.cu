@@ -62,7 +62,7 @@ using namespace device;
 
 constexpr int kSiluThreads = 256;
 
-// Elements from count up to padded are written as zeros (the rows the swapped forward tiles read
+// Elements from count up to padded are written as zeros (the rows the wgmma forward tiles read
 // past B: sm90::forward_silu_rows).
 template <class T>
 __global__ void __launch_bounds__(kSiluThreads) silu_kernel(const T* __restrict__ temb, T* __restrict__ s,
@@ -682,7 +682,7 @@ bool supported(const Problem& p) {
 }
 
 std::size_t silu_bytes(const Problem& p) {
-  // bf16 s has room for the rows the swapped forward tiles read past B (sm90::forward_silu_rows).
+  // bf16 s has room for the rows the wgmma forward tiles read past B (sm90::forward_silu_rows).
   const std::size_t rows = p.storage == Storage::bfloat16
                                ? align_up(static_cast<std::size_t>(p.B), sm90::kForwardSiluRowMultiple)
                                : static_cast<std::size_t>(p.B);

@@ -194,21 +194,30 @@ constexpr int kBesideCols = cute::size<0>(BesideTile{});
 constexpr int kBesideRows = cute::size<1>(BesideTile{});
 int beside_tiles(int B) { return (kK / kBesideCols) * ((B + kBesideRows - 1) / kBesideRows) * kSplitN; }
 
+// The extents the mainloop's TMA descriptors cover, in place of the problem's (0: the problem's).
+// CUTLASS builds the descriptors, the scheduler and the epilogue from one problem shape; with a
+// larger extent here the boxes of the last tile read rows that the caller holds as zeros in memory,
+// in place of the TMA's out-of-bounds fill, while the scheduler and the epilogue keep the problem's
+// extents (forward_silu_rows says why).
+struct MainloopExtent {
+  int m = 0;
+  int n = 0;
+};
+
 // Launches `kernel` (a body for G's kernel) on the grid CUTLASS sizes from `args`, its
-// shared-memory limit raised once per device. With a_rows > 0, the mainloop's TMA descriptors are
-// built for A with a_rows rows (M in memory, at least the problem's M) while the scheduler and the
-// epilogue keep the problem's M: CUTLASS builds both from one problem shape, so the mainloop's
-// part is rebuilt here (forward_silu_rows says why).
+// shared-memory limit raised once per device, the mainloop's descriptors over `extent`.
 template <class G, auto kernel>
-cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t stream, int a_rows = 0) {
+cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t stream, MainloopExtent extent = {}) {
   using Kernel = typename G::Kernel;
   constexpr int smem = Kernel::SharedStorageSize;
   if (const cudaError_t err = launch::allow_smem<kernel>(smem); err != cudaSuccess) return err;
   typename Kernel::Params params = Kernel::to_underlying_arguments(args, nullptr);
-  if (a_rows > 0) {
-    if (a_rows < get<0>(args.problem_shape)) return cudaErrorInvalidValue;
+  if (extent.m != 0 || extent.n != 0) {
     auto shape = args.problem_shape;
-    get<0>(shape) = a_rows;
+    if ((extent.m != 0 && extent.m < get<0>(shape)) || (extent.n != 0 && extent.n < get<1>(shape)))
+      return cudaErrorInvalidValue;
+    if (extent.m != 0) get<0>(shape) = extent.m;
+    if (extent.n != 0) get<1>(shape) = extent.n;
     params.mainloop = Kernel::CollectiveMainloop::to_underlying_arguments(shape, args.mainloop, nullptr);
   }
   return launch::kernel<kernel>(Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream, params);
@@ -216,7 +225,7 @@ cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t st
 
 template <class G>
 cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leave_sms = 0, SiluBeside silu = {},
-                int a_rows = 0) {
+                MainloopExtent extent = {}) {
   using Kernel = typename G::Kernel;
   int device = 0;
   cudaError_t err = launch::attribute<cudaDevAttrMultiProcessorCount>(&args.hw_info.sm_count);
@@ -231,7 +240,7 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leav
     if (leave_sms > 0) {
       if (leave_sms >= args.hw_info.sm_count) return cudaErrorInvalidValue;
       args.hw_info.sm_count -= leave_sms;
-      return launch_gemm<G, released_at_start<Kernel>>(args, stream);
+      return launch_gemm<G, released_at_start<Kernel>>(args, stream, extent);
     }
   }
   if (leave_sms != 0) return cudaErrorInvalidValue;
@@ -254,7 +263,7 @@ cudaError_t run(typename G::Gemm::Arguments& args, cudaStream_t stream, int leav
     }
   }
   if (silu.vectors != 0) return cudaErrorInvalidValue;
-  return launch_gemm<G, cutlass::device_kernel<Kernel>>(args, stream, a_rows);
+  return launch_gemm<G, cutlass::device_kernel<Kernel>>(args, stream, extent);
 }
 
 // One GEMM's arguments: problem (M, N, K, L), each operand with its leading and batch (L)
@@ -280,12 +289,20 @@ typename G::Gemm::Arguments arguments_of(int m, int n, int k, int l, const void*
   return args;
 }
 
+// The batch rows (N) of one forward tile with W's rows on M, and B rounded up to whole tiles of them.
+template <class G>
+int whole_batch_tiles(int B) {
+  constexpr int rows = cute::size<1>(typename G::Kernel::TileShape{});
+  static_assert(kForwardSiluRowMultiple % rows == 0, "the workspace's s holds whole forward tiles");
+  return (B + rows - 1) / rows * rows;
+}
+
 template <class G>
 cudaError_t forward_with(int B, const void* weight, const void* silu, const void* bias, void* out,
                          cudaStream_t stream) {
   auto args = arguments_of<G>(kN, B, kK, 1, weight, kK, 0, silu, kK, 0, static_cast<bf16*>(out), kN, 0);
   args.epilogue.thread.bias_ptr = static_cast<const bf16*>(bias);
-  return run<G>(args, stream);
+  return run<G>(args, stream, 0, {}, {0, whole_batch_tiles<G>(B)});
 }
 
 // The batch rows of one swapped forward tile (its M), and B rounded up to whole tiles of them.
@@ -302,7 +319,7 @@ cudaError_t forward_swapped(int B, const void* weight, const void* silu, const v
                             cudaStream_t stream) {
   auto args = arguments_of<G>(B, kN, kK, 1, silu, kK, 0, weight, kK, 0, static_cast<bf16*>(out), kN, 0);
   args.epilogue.thread.bias_ptr = static_cast<const bf16*>(bias);
-  return run<G>(args, stream, 0, {}, whole_swapped_tiles<G>(B));
+  return run<G>(args, stream, 0, {}, {whole_swapped_tiles<G>(B), 0});
 }
 
 template <class G>
@@ -337,7 +354,9 @@ int forward_silu_rows(BatchTile tile, int B) {
   switch (tile) {
     case BatchTile::swapped: return whole_swapped_tiles<ForwardSwapped>(B);
     case BatchTile::swapped_narrow: return whole_swapped_tiles<ForwardSwappedNarrow>(B);
-    default: return B;
+    case BatchTile::narrow: return whole_batch_tiles<ForwardNarrow>(B);
+    case BatchTile::wide: return whole_batch_tiles<ForwardWide>(B);
+    default: return B;  // d_temb's tiles: not forward tiles
   }
 }
 

@@ -30,13 +30,15 @@ enum class BatchTile { narrow, wide, swapped, swapped_narrow, medium, tall_narro
 // MMAs) or cooperative (two warpgroups on one tile). Same bytes.
 enum class GradWSchedule { cooperative, pingpong };
 
-// Rows of s that forward_gemm on `tile` reads: B, or for the swapped tiles B rounded up to whole
-// tiles. Those tiles load s with TMA in boxes of a tile's batch rows; with the descriptor covering
-// whole tiles and the rows past B zero in memory (the caller writes them) every box is in bounds,
-// which on an H100 made the forward 15, 6 and 19 us faster at B = 129, 160 and 300 than the TMA's
-// out-of-bounds fill and changed no other B measured (docs/evidence/h100-46f2adc-dev/). Only rows
-// below B reach the output, so the bytes are the same either way. At most kForwardSiluRowMultiple
-// rounded up.
+// Rows of s that forward_gemm on `tile` reads: B rounded up to whole tiles of its batch rows (the
+// swapped tiles' M, the others' N). Every tile loads s with TMA in boxes of a tile's batch rows;
+// with the descriptor covering whole tiles and the rows past B zero in memory (the caller writes
+// them) every box is in bounds. On an H100 that made the forward faster than the TMA's
+// out-of-bounds fill wherever the last tile was partly past B and changed no other B measured: the
+// swapped tiles 15, 6 and 19 us at B = 129, 160 and 300 (docs/evidence/h100-46f2adc-dev/), the
+// 128 x 128 tiles 16, 13 and 18 us at B = 1100, 1500 and 2000 (docs/evidence/h100-9072020-dev/).
+// Only rows below B reach the output, so the bytes are the same either way. At most B rounded up
+// to kForwardSiluRowMultiple.
 int forward_silu_rows(BatchTile tile, int B);
 constexpr int kForwardSiluRowMultiple = 128;
 
