@@ -3,6 +3,7 @@
 // that names its fault, and only by it.
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -67,6 +68,24 @@ TEST(ConformRunner, QuickRunPassesOnTheCpuReference) {
   }
   EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(RLK_CONFORM_OUT) / "reference_quick" / "SUMMARY.md"));
   EXPECT_NE(run.output.find("0 failed"), std::string::npos) << run.output;
+}
+
+// The commit in acceptance.json is the source tree's HEAD at the build that made the runner, not
+// at the cmake run that configured it (a tree configured at one commit and built at a later one
+// recorded the earlier: cmake/write_commit_stamp.cmake).
+TEST(ConformRunner, AcceptanceNamesTheCommitTheRunnerWasBuiltFrom) {
+  std::string head;
+  if (FILE* git = popen(("git -C '" + std::string(RLK_SOURCE_DIR) + "' rev-parse HEAD 2>/dev/null").c_str(), "r")) {
+    char line[128] = {};
+    if (std::fgets(line, sizeof line, git) != nullptr) head = line;
+    pclose(git);
+  }
+  while (!head.empty() && (head.back() == '\n' || head.back() == '\r')) head.pop_back();
+  if (head.size() != 40) GTEST_SKIP() << RLK_SOURCE_DIR << " is not a git checkout: the runner records \"unknown\"";
+  const RunResult run = conform(RLK_REPO_SPECS, "commit", "--quick --only accuracy --batch 1");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string recorded = run.acceptance["environment"]["git_commit"];
+  EXPECT_TRUE(recorded == head || recorded == head + "+dirty") << "recorded " << recorded << ", HEAD " << head;
 }
 
 TEST(ConformRunner, AccuracyRunsEachParameterSetOnItsOwnParameters) {

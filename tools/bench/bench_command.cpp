@@ -14,6 +14,7 @@
 #include "bench_fill.hpp"
 #include "common/cublas_baseline.hpp"
 #include "common/device_memory.hpp"
+#include "rlk_commit.hpp"
 
 namespace rlk::bench {
 namespace {

@@ -3,13 +3,12 @@
 #include <fstream>
 #include <thread>
 
+#include "rlk_commit.hpp"
+
 #ifdef RLK_WITH_CUDA
 #include <cuda_runtime.h>
 #endif
 
-#ifndef RLK_GIT_COMMIT
-#define RLK_GIT_COMMIT "unknown"
-#endif
 #ifndef RLK_VERSION
 #define RLK_VERSION "unknown"
 #endif
