@@ -94,11 +94,8 @@ cudaError_t allow_smem(std::size_t bytes) {
 // the code the device runs for `Fn` was generated for virtual architecture 9.0 or later (the
 // architecture from which await_prior_grids() emits the wait; checked once per device), a plain
 // launch elsewhere.
-// With `cluster` larger than one CTA, the grid is launched in thread-block clusters of that shape
-// (a CUTLASS kernel whose ClusterShape is not 1 x 1 x 1 needs it).
 template <auto Fn, class... Args>
-cudaError_t kernel_in_clusters(dim3 grid, dim3 cluster, dim3 block, std::size_t smem, cudaStream_t stream,
-                               Args&&... args) {
+cudaError_t kernel(dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream, Args&&... args) {
   static PerDevice generated_for;  // 1 + the virtual architecture of the code the device runs
   int arch = 0;
   const cudaError_t err = generated_for.get(&arch, [](int, int* v) {
@@ -108,33 +105,17 @@ cudaError_t kernel_in_clusters(dim3 grid, dim3 cluster, dim3 block, std::size_t 
     return e;
   });
   if (err != cudaSuccess) return err;
-  cudaLaunchAttribute attrs[2];
-  unsigned n = 0;
-  if (arch - 1 >= 90) {
-    attrs[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attrs[n].val.programmaticStreamSerializationAllowed = 1;
-    ++n;
-  }
-  if (cluster.x * cluster.y * cluster.z > 1) {
-    attrs[n].id = cudaLaunchAttributeClusterDimension;
-    attrs[n].val.clusterDim.x = cluster.x;
-    attrs[n].val.clusterDim.y = cluster.y;
-    attrs[n].val.clusterDim.z = cluster.z;
-    ++n;
-  }
+  cudaLaunchAttribute overlap[1];
+  overlap[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap[0].val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = smem;
   config.stream = stream;
-  config.attrs = attrs;
-  config.numAttrs = n;
+  config.attrs = overlap;
+  config.numAttrs = arch - 1 >= 90 ? 1 : 0;
   return cudaLaunchKernelEx(&config, Fn, std::forward<Args>(args)...);
-}
-
-template <auto Fn, class... Args>
-cudaError_t kernel(dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream, Args&&... args) {
-  return kernel_in_clusters<Fn>(grid, dim3(1, 1, 1), block, smem, stream, std::forward<Args>(args)...);
 }
 
 // Launches `Fn` on `stream` after everything before it there has completed: for kernels that do

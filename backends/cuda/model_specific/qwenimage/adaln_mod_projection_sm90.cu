@@ -6,8 +6,6 @@
 // order in one CTA), and the epilogue arithmetic (acc + bias in FP32, one rounding).
 #include "adaln_mod_projection_sm90.hpp"
 
-#include <cstdlib>
-
 #if defined(RLK_WITH_SM90_GEMM)
 
 #include "adaln_mod_projection_device.cuh"
@@ -53,17 +51,16 @@ struct Single {  // one consumer warpgroup on one tile (a 64-row M side)
 // (Tried and dropped, docs/notes/cuda-kernels.md: a 64-row ping-pong tile and a 64-row batch
 // tile with W's rows on M for forward and d_temb, each within 4% of these.)
 template <class LayoutA, class LayoutB, class ElementD, class LayoutD, class Fusion, class Tile,
-          class Schedule = Cooperative, class EpilogueTile = cutlass::epilogue::collective::EpilogueTileAuto,
-          class Cluster = Shape<_1, _1, _1>>
+          class Schedule = Cooperative, class EpilogueTile = cutlass::epilogue::collective::EpilogueTileAuto>
 struct GemmOf {
   static constexpr int kAlignAB = 8;
   static constexpr int kAlignD = 16 / static_cast<int>(sizeof(ElementD));
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, EpilogueTile, float, float,
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Shape<_1, _1, _1>, EpilogueTile, float, float,
       void, LayoutD, kAlignD, ElementD, LayoutD, kAlignD, typename Schedule::Epilogue, Fusion>::CollectiveOp;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, bf16, LayoutA, kAlignAB, bf16, LayoutB,
-      kAlignAB, float, Tile, Cluster,
+      kAlignAB, float, Tile, Shape<_1, _1, _1>,
       cutlass::gemm::collective::StageCountAutoCarveout<
           static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
       typename Schedule::Mainloop>::CollectiveOp;
@@ -84,12 +81,6 @@ using ColBias = cutlass::epilogue::fusion::LinCombPerColBias<bf16, float, bf16, 
 // chain of each element is the same, only how many batch rows one instruction covers changes.
 using ForwardNarrow = GemmOf<RowMajor, ColumnMajor, bf16, ColumnMajor, RowBias, Shape<_128, _32, _64>>;
 using ForwardWide = GemmOf<RowMajor, ColumnMajor, bf16, ColumnMajor, RowBias, Shape<_128, _128, _64>>;
-// DEV (not to land; RLK_DEV_WIDE): in place of ForwardWide, 1: 128 x 256 tiles (256 batch rows),
-// 2: 256 x 128 (256 of W's rows), 3: 128 x 256 in clusters of two along M, s multicast to both.
-using DevForward128x256 = GemmOf<RowMajor, ColumnMajor, bf16, ColumnMajor, RowBias, Shape<_128, _256, _64>>;
-using DevForward256x128 = GemmOf<RowMajor, ColumnMajor, bf16, ColumnMajor, RowBias, Shape<_256, _128, _64>>;
-using DevForward128x256c2 = GemmOf<RowMajor, ColumnMajor, bf16, ColumnMajor, RowBias, Shape<_128, _256, _64>,
-                                   Cooperative, cutlass::epilogue::collective::EpilogueTileAuto, Shape<_2, _1, _1>>;
 // The forward with the operands swapped: the batch is the wgmma M side (128 rows per tile) and
 // W's rows the N side, 144 per tile, so 128 batch rows make 128 tiles (18432 / 144): one wave on
 // the 132 SMs of an H200, where the tiles above make 144 per 128 batch rows (1.09 waves). Each
@@ -229,10 +220,7 @@ cudaError_t launch_gemm(const typename G::Gemm::Arguments& args, cudaStream_t st
     if (extent.n != 0) get<1>(shape) = extent.n;
     params.mainloop = Kernel::CollectiveMainloop::to_underlying_arguments(shape, args.mainloop, nullptr);
   }
-  using Cluster = typename Kernel::ClusterShape;
-  const dim3 cluster(cute::size<0>(Cluster{}), cute::size<1>(Cluster{}), cute::size<2>(Cluster{}));
-  return launch::kernel_in_clusters<kernel>(Kernel::get_grid_shape(params), cluster, Kernel::get_block_shape(), smem,
-                                            stream, params);
+  return launch::kernel<kernel>(Kernel::get_grid_shape(params), Kernel::get_block_shape(), smem, stream, params);
 }
 
 template <class G>
@@ -362,24 +350,12 @@ cudaError_t gradw_with(int B, const void* grad_out, const void* silu, void* grad
 
 bool available() { return true; }
 
-int dev_wide() {
-  static const int v = [] {
-    const char* e = std::getenv("RLK_DEV_WIDE");
-    return e != nullptr ? std::atoi(e) : 0;
-  }();
-  return v;
-}
-
 int forward_silu_rows(BatchTile tile, int B) {
   switch (tile) {
     case BatchTile::swapped: return whole_swapped_tiles<ForwardSwapped>(B);
     case BatchTile::swapped_narrow: return whole_swapped_tiles<ForwardSwappedNarrow>(B);
     case BatchTile::narrow: return whole_batch_tiles<ForwardNarrow>(B);
-    case BatchTile::wide:
-      return dev_wide() == 1   ? whole_batch_tiles<DevForward128x256>(B)
-             : dev_wide() == 2 ? whole_batch_tiles<DevForward256x128>(B)
-             : dev_wide() == 3 ? whole_batch_tiles<DevForward128x256c2>(B)
-                               : whole_batch_tiles<ForwardWide>(B);
+    case BatchTile::wide: return whole_batch_tiles<ForwardWide>(B);
     default: return B;  // d_temb's tiles: not forward tiles
   }
 }
@@ -393,13 +369,7 @@ cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* 
       return forward_swapped<ForwardSwappedNarrow>(B, weight, silu, bias, out, stream);
     case BatchTile::medium:
     case BatchTile::tall_narrow: return cudaErrorInvalidValue;  // d_temb only
-    default:
-      switch (dev_wide()) {
-        case 1: return forward_with<DevForward128x256>(B, weight, silu, bias, out, stream);
-        case 2: return forward_with<DevForward256x128>(B, weight, silu, bias, out, stream);
-        case 3: return forward_with<DevForward128x256c2>(B, weight, silu, bias, out, stream);
-        default: return forward_with<ForwardWide>(B, weight, silu, bias, out, stream);
-      }
+    default: return forward_with<ForwardWide>(B, weight, silu, bias, out, stream);
   }
 }
 

@@ -40,7 +40,7 @@ enum class GradWSchedule { cooperative, pingpong };
 // Only rows below B reach the output, so the bytes are the same either way. At most B rounded up
 // to kForwardSiluRowMultiple.
 int forward_silu_rows(BatchTile tile, int B);
-constexpr int kForwardSiluRowMultiple = 256;  // DEV: 128 on main (RLK_DEV_WIDE's 256-row tiles)
+constexpr int kForwardSiluRowMultiple = 128;
 
 // y[b, n] = round(sum_k W[n, k] s[b, k] + bias[n]) for b < B; n < 18432, k < 3072; s has
 // forward_silu_rows(tile, B) rows, zero from B.
