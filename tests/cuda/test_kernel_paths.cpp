@@ -302,6 +302,8 @@ TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) 
     } choices[] = {
         {"wgmma narrow, grad_w ping-pong", {GemmFamily::wgmma_narrow, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
         {"wgmma wide, grad_w cooperative", {GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide}},
+        {"wgmma 256 x 128 forward, wide d_temb, grad_w ping-pong",
+         {GemmFamily::wgmma_tall, GemmFamily::wgmma_wide, GemmFamily::wgmma_pingpong}},
         {"wgmma swapped forward, narrow d_temb, grad_w ping-pong",
          {GemmFamily::wgmma_swapped, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
         {"wgmma swapped 64-row forward, narrow d_temb, grad_w ping-pong",
@@ -503,6 +505,7 @@ TEST_F(KernelPaths, EveryWgmmaBf16ForwardReadsZeroRowsPastTheBatchAndWritesNone)
   } tilings[] = {{GemmFamily::wgmma_swapped, sm90::BatchTile::swapped, 128, "128-row swapped"},
                  {GemmFamily::wgmma_swapped_narrow, sm90::BatchTile::swapped_narrow, 64, "64-row swapped"},
                  {GemmFamily::wgmma_wide, sm90::BatchTile::wide, 128, "128 x 128"},
+                 {GemmFamily::wgmma_tall, sm90::BatchTile::tall, 128, "256 x 128"},
                  {GemmFamily::wgmma_narrow, sm90::BatchTile::narrow, 32, "128 x 32"}};
   for (int B : {5, 65, 129, 160, 300, 1100}) {
     const auto reference = run_forward(Storage::bfloat16, B, KernelChoice{mma, mma, mma, Streaming::off});
@@ -653,8 +656,8 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
       EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr,
                                 KernelChoice{GemmFamily::automatic, GemmFamily::automatic, GemmFamily::mma_sync, Streaming::on}),
                 cudaErrorInvalidValue);
-      // only the forward has swapped tilings
-      for (const GemmFamily swapped : {GemmFamily::wgmma_swapped, GemmFamily::wgmma_swapped_narrow})
+      // only the forward has the swapped and the 256 x 128 tilings
+      for (const GemmFamily swapped : {GemmFamily::wgmma_swapped, GemmFamily::wgmma_swapped_narrow, GemmFamily::wgmma_tall})
         for (const KernelChoice c : {KernelChoice{GemmFamily::automatic, swapped, GemmFamily::automatic},
                                      KernelChoice{GemmFamily::automatic, GemmFamily::automatic, swapped}})
           EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);

@@ -737,6 +737,14 @@ constexpr int kForwardSwappedFromB = 65;
 constexpr int kForwardSwappedNarrowAgainFromB = 129;
 constexpr int kForwardSwappedNarrowAgainToB = 192;
 constexpr int kForwardWideFromB = 1024;    // equal at 1024, the 128 x 128 tiles 4-9% faster at 2048
+// Above B = 1024, 256 x 128 tiles (256 of W's rows, two consumer warpgroups of 128 x 128 each): per
+// byte from shared memory twice the MMAs of the 128 x 128 tiles, and half the tiles, each reading s
+// and W's rows once, so less L2 traffic. On an H100 (docs/evidence/h100-fef6504-dev/, medians of four
+// alternated rounds, forward ms, 128 x 128 / 256 x 128): B = 1100 0.2208 / 0.2046, 1536 0.2969 /
+// 0.2792, 2000 0.4009 / 0.3713, 2048 0.4127 / 0.3796; at 1024 0.1874 / 0.2030, where 576 tiles make
+// 4.4 waves of 132 SMs against 1152 tiles' 8.7. 128 x 256 tiles, alone or in clusters of two with s
+// multicast, were within 1% of these from 1536 and slower at 1100 (the same call).
+constexpr int kForwardTallAboveB = 1024;
 // d_temb (alone, dev/gradw_check.cu): tall-narrow tiles up to 32 rows (256 x 32 at B = 1 ... 16: 0.029 ms
 // against 0.032 for the 128 x 32 tiles and for the streaming d_temb kernel; since the thirty-first
 // session 192 x 32, faster still: adaln_mod_projection_sm90.cu), 128 x 32 up to 64, 128 x 64 up
@@ -777,7 +785,8 @@ bool forward_has(GemmFamily f) {
   return f != GemmFamily::wgmma_pingpong && f != GemmFamily::wgmma_medium && f != GemmFamily::wgmma_tall_narrow;
 }
 bool dtemb_has(GemmFamily f) {
-  return f != GemmFamily::wgmma_pingpong && f != GemmFamily::wgmma_swapped && f != GemmFamily::wgmma_swapped_narrow;
+  return f != GemmFamily::wgmma_pingpong && f != GemmFamily::wgmma_swapped && f != GemmFamily::wgmma_swapped_narrow &&
+         f != GemmFamily::wgmma_tall;
 }
 bool gradw_has(GemmFamily f) {
   return f == GemmFamily::automatic || f == GemmFamily::mma_sync || f == GemmFamily::wgmma_wide ||
@@ -832,6 +841,7 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
   if (g->forward == GemmFamily::automatic) {
     const bool narrow_again = B >= kForwardSwappedNarrowAgainFromB && B <= kForwardSwappedNarrowAgainToB;
     g->forward = !usable                                      ? GemmFamily::mma_sync
+                 : B > kForwardTallAboveB                     ? GemmFamily::wgmma_tall
                  : B >= kForwardWideFromB                     ? GemmFamily::wgmma_wide
                  : B >= kForwardSwappedFromB && !narrow_again ? GemmFamily::wgmma_swapped
                                                               : GemmFamily::wgmma_swapped_narrow;
@@ -969,6 +979,7 @@ sm90::BatchTile tile_of(GemmFamily f) {
          : f == GemmFamily::wgmma_swapped_narrow ? sm90::BatchTile::swapped_narrow
          : f == GemmFamily::wgmma_medium         ? sm90::BatchTile::medium
          : f == GemmFamily::wgmma_tall_narrow    ? sm90::BatchTile::tall_narrow
+         : f == GemmFamily::wgmma_tall           ? sm90::BatchTile::tall
                                                  : sm90::BatchTile::wide;
 }
 

@@ -52,7 +52,8 @@ struct BackwardTensors {
 // (tests/cuda/test_kernel_paths.cpp compares them). wgmma_narrow / wgmma_wide (batch tile
 // 32 / 128) apply to forward and grad_temb, wgmma_medium / wgmma_tall_narrow (128 x 64 tiles /
 // 192 x 32 with 192 of W's columns) to grad_temb, wgmma_swapped / wgmma_swapped_narrow (the
-// batch on the wgmma M side, 128 / 64 rows per tile) to forward (sm90::BatchTile); wgmma_wide
+// batch on the wgmma M side, 128 / 64 rows per tile) and wgmma_tall (256 of W's rows by 128 batch
+// rows) to forward (sm90::BatchTile); wgmma_wide
 // (cooperative) / wgmma_pingpong to grad_weight; any other combination is refused with
 // cudaErrorInvalidValue.
 enum class GemmFamily {
@@ -64,7 +65,8 @@ enum class GemmFamily {
   wgmma_swapped,
   wgmma_swapped_narrow,
   wgmma_medium,
-  wgmma_tall_narrow
+  wgmma_tall_narrow,
+  wgmma_tall
 };
 // `streaming`: the streaming kernels for small batches where they exist (fp32 forward for B <= 16:
 // the mma.sync tiles of 8 and 16 batch rows, tf32x3::, which compute SiLU themselves; with

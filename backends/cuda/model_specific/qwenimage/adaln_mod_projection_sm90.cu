@@ -81,6 +81,9 @@ using ColBias = cutlass::epilogue::fusion::LinCombPerColBias<bf16, float, bf16, 
 // chain of each element is the same, only how many batch rows one instruction covers changes.
 using ForwardNarrow = GemmOf<RowMajor, ColumnMajor, bf16, ColumnMajor, RowBias, Shape<_128, _32, _64>>;
 using ForwardWide = GemmOf<RowMajor, ColumnMajor, bf16, ColumnMajor, RowBias, Shape<_128, _128, _64>>;
+// 256 of W's rows per tile, the same 128 batch rows: half the tiles, each wgmma k16 step of a
+// warpgroup a 64 x 128 x 16 MMA as in ForwardWide, so the same chain per element.
+using ForwardTall = GemmOf<RowMajor, ColumnMajor, bf16, ColumnMajor, RowBias, Shape<_256, _128, _64>>;
 // The forward with the operands swapped: the batch is the wgmma M side (128 rows per tile) and
 // W's rows the N side, 144 per tile, so 128 batch rows make 128 tiles (18432 / 144): one wave on
 // the 132 SMs of an H200, where the tiles above make 144 per 128 batch rows (1.09 waves). Each
@@ -356,6 +359,7 @@ int forward_silu_rows(BatchTile tile, int B) {
     case BatchTile::swapped_narrow: return whole_swapped_tiles<ForwardSwappedNarrow>(B);
     case BatchTile::narrow: return whole_batch_tiles<ForwardNarrow>(B);
     case BatchTile::wide: return whole_batch_tiles<ForwardWide>(B);
+    case BatchTile::tall: return whole_batch_tiles<ForwardTall>(B);
     default: return B;  // d_temb's tiles: not forward tiles
   }
 }
@@ -364,6 +368,7 @@ cudaError_t forward_gemm(BatchTile tile, int B, const void* weight, const void* 
                          const void* bias, void* out, cudaStream_t stream) {
   switch (tile) {
     case BatchTile::narrow: return forward_with<ForwardNarrow>(B, weight, silu, bias, out, stream);
+    case BatchTile::tall: return forward_with<ForwardTall>(B, weight, silu, bias, out, stream);
     case BatchTile::swapped: return forward_swapped<ForwardSwapped>(B, weight, silu, bias, out, stream);
     case BatchTile::swapped_narrow:
       return forward_swapped<ForwardSwappedNarrow>(B, weight, silu, bias, out, stream);
@@ -389,7 +394,8 @@ cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* gr
     case BatchTile::medium: return dtemb_with<DTembMedium>(B, weight, grad_out, partial, stream);
     case BatchTile::tall_narrow: return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream);
     case BatchTile::swapped:
-    case BatchTile::swapped_narrow: return cudaErrorInvalidValue;  // forward only
+    case BatchTile::swapped_narrow:
+    case BatchTile::tall: return cudaErrorInvalidValue;  // forward only
     default: return dtemb_with<DTembWide>(B, weight, grad_out, partial, stream);
   }
 }
