@@ -3,7 +3,7 @@
 # build-cuda/): (1) BF16 forward + backward, rounds of `rlk bench` alternating the switch's values;
 # (2) the GPU tests with the last value; (3) the quick bf16 conformance with it (its SHA-256
 # values against earlier runs'). Files come back in $OUT/ab.tar; summarize them with
-# docs/evidence/h200-548338c-dev/summarize.py.
+# tools/bench/ab_summary.py DIR --var $AB_VAR.
 # Environment (defaults are those of the thirtieth session's first call, b45647c):
 #   AB_VAR         the switch's environment variable (default RLK_DEV_SILU)
 #   AB_FLAGS       the switch's values, alternated in each round (default "0 1")

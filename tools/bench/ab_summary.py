@@ -25,7 +25,6 @@ def main():
 
     pattern = re.compile(r"ab-f(?P<flag>[A-Za-z0-9_]+)-r(?P<round>\d+)\.json$")
     runs = {}  # (B, dtype) -> flag -> [(round, fwd, fwd_bwd, cublas_fwd, cublas_fwd_bwd)]
-    order = []  # the flags, sorted (numbers by value) once all are read
     paths = sorted(glob.glob(os.path.join(args.folder, "ab-f*-r*.json")))
     if not paths:
         raise SystemExit(f"no ab-f<FLAG>-r<ROUND>.json in {args.folder}")
@@ -34,8 +33,6 @@ def main():
         if match is None:
             continue
         flag, rnd = match["flag"], int(match["round"])
-        if flag not in order:
-            order.append(flag)
         with open(path) as f:
             cases = json.load(f)["cases"]
         for case in cases:
@@ -44,7 +41,9 @@ def main():
                 (rnd, case["rlk"]["fwd_ms"], case["rlk"]["fwd_bwd_ms"], case["cublas"]["fwd_ms"],
                  case["cublas"]["fwd_bwd_ms"]))
 
-    order.sort(key=lambda f: (0, int(f), "") if f.isdigit() else (1, 0, f))
+    # The switch's values, numbers by value and before words.
+    order = sorted({flag for by_flag in runs.values() for flag in by_flag},
+                   key=lambda f: (0, int(f), "") if f.isdigit() else (1, 0, f))
     print(f"Every round, ms: B dtype {args.var} round | rlk fwd | rlk fwd+bwd | cuBLAS fwd | cuBLAS fwd+bwd")
     for (b, dtype), by_flag in sorted(runs.items()):
         for flag in order:
