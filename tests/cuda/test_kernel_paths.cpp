@@ -292,7 +292,7 @@ class KernelPaths : public ::testing::Test {
 TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) {
   if (!wgmma_present()) GTEST_SKIP() << wgmma_absent_reason();
   const GemmFamily mma = GemmFamily::mma_sync;
-  for (int B : {1, 4, 5, 16, 17, 32, 33, 64, 65, 127, 128, 129, 192, 193, 257, 1023, 1024, 2048}) {
+  for (int B : {1, 4, 5, 16, 17, 32, 33, 64, 65, 127, 128, 129, 192, 193, 257, 1023, 1024, 1025, 2048}) {
     const auto reference = run(Storage::bfloat16, B, KernelChoice{mma, mma, mma});
     for (std::size_t o = 0; o < reference.size(); ++o)
       ASSERT_EQ(poison_left(reference[o], 2), 0u) << kNames[o] << " not fully written at B = " << B;
@@ -304,6 +304,7 @@ TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) 
         {"wgmma wide, grad_w cooperative", {GemmFamily::wgmma_wide, GemmFamily::wgmma_wide, GemmFamily::wgmma_wide}},
         {"wgmma 256 x 128 forward, wide d_temb, grad_w ping-pong",
          {GemmFamily::wgmma_tall, GemmFamily::wgmma_wide, GemmFamily::wgmma_pingpong}},
+        {"wgmma 256 x 128 forward, d_temb and grad_w", {GemmFamily::wgmma_tall, GemmFamily::wgmma_tall, GemmFamily::wgmma_tall}},
         {"wgmma swapped forward, narrow d_temb, grad_w ping-pong",
          {GemmFamily::wgmma_swapped, GemmFamily::wgmma_narrow, GemmFamily::wgmma_pingpong}},
         {"wgmma swapped 64-row forward, narrow d_temb, grad_w ping-pong",
@@ -656,8 +657,8 @@ TEST_F(KernelPaths, AChoiceThatDoesNotApplyIsRefusedBeforeAnyWrite) {
       EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr,
                                 KernelChoice{GemmFamily::automatic, GemmFamily::automatic, GemmFamily::mma_sync, Streaming::on}),
                 cudaErrorInvalidValue);
-      // only the forward has the swapped and the 256 x 128 tilings
-      for (const GemmFamily swapped : {GemmFamily::wgmma_swapped, GemmFamily::wgmma_swapped_narrow, GemmFamily::wgmma_tall})
+      // only the forward has the swapped tilings
+      for (const GemmFamily swapped : {GemmFamily::wgmma_swapped, GemmFamily::wgmma_swapped_narrow})
         for (const KernelChoice c : {KernelChoice{GemmFamily::automatic, swapped, GemmFamily::automatic},
                                      KernelChoice{GemmFamily::automatic, GemmFamily::automatic, swapped}})
           EXPECT_EQ(launch_backward(p, b, d.workspace, d.workspace_bytes, nullptr, c), cudaErrorInvalidValue);

@@ -754,11 +754,21 @@ constexpr int kForwardTallAboveB = 1024;
 constexpr int kDTembTallNarrowUpToB = 32;
 constexpr int kDTembMediumFromB = 65;
 constexpr int kDTembWideFromB = 193;
+// Above B = 1024 d_temb runs on 256 x 128 tiles (256 of W's columns), grad_weight from B = 1024 on
+// 256 x 128 cooperative tiles (256 of its rows), in place of 128 x 128 (d_temb) and the 128 x 128
+// ping-pong (grad_weight). On an H100 (docs/evidence/h100-59075e7-dev-bwd-tiles/, `rlk bench`,
+// medians of three alternated rounds, forward + backward ms; d_temb 128 x 128 / 256 x 128 with
+// grad_weight on 256 x 128: B = 1024 0.6134 / 0.6141, 1536 0.8937 / 0.8678, 2048 1.2320 / 1.2015;
+// grad_weight ping-pong / 256 x 128 with d_temb on 128 x 128: 1024 0.6254 / 0.6134, 1536 0.9341 /
+// 0.8937, 2048 1.2950 / 1.2320). At 1024 d_temb's larger tiles make 768 CTAs (12 x 8 x 8 slices),
+// 5.8 waves of 132 SMs, and gain nothing, as the forward's (kForwardTallAboveB).
+constexpr int kDTembTallAboveB = 1024;
+constexpr int kGradWTallFromB = 1024;
 // grad_weight past the streaming kernels (B > 32), or where streaming is off: ping-pong wgmma from
 // B = 17. With its 256-byte epilogue rows it is faster than the mma.sync GEMM at B = 24 and 32 (the
 // whole backward, queued calls: 0.0786 / 0.0803 and 0.0785 / 0.0823 ms) and than the cooperative GEMM
-// at B = 1024 and 2048 (alone: 0.159 / 0.180 and 0.320 / 0.343 ms; dev/gradw_check.cu); those two
-// run only when forced.
+// at B = 1024 and 2048 (alone: 0.159 / 0.180 and 0.320 / 0.343 ms; dev/gradw_check.cu), where the
+// 256 x 128 tiles above take over; the cooperative 128 x 128 GEMM runs only when forced.
 constexpr int kGradWWgmmaFromB = 17;
 
 // bf16 forward: the streaming kernel up to this batch size where the device fits it, the 64-row
@@ -785,12 +795,11 @@ bool forward_has(GemmFamily f) {
   return f != GemmFamily::wgmma_pingpong && f != GemmFamily::wgmma_medium && f != GemmFamily::wgmma_tall_narrow;
 }
 bool dtemb_has(GemmFamily f) {
-  return f != GemmFamily::wgmma_pingpong && f != GemmFamily::wgmma_swapped && f != GemmFamily::wgmma_swapped_narrow &&
-         f != GemmFamily::wgmma_tall;
+  return f != GemmFamily::wgmma_pingpong && f != GemmFamily::wgmma_swapped && f != GemmFamily::wgmma_swapped_narrow;
 }
 bool gradw_has(GemmFamily f) {
   return f == GemmFamily::automatic || f == GemmFamily::mma_sync || f == GemmFamily::wgmma_wide ||
-         f == GemmFamily::wgmma_pingpong;
+         f == GemmFamily::wgmma_pingpong || f == GemmFamily::wgmma_tall;
 }
 
 // Resolves the bf16 `automatic` choices for batch size B on the current device; refuses a
@@ -851,10 +860,13 @@ cudaError_t resolve_bf16(KernelChoice* g, int B, Direction direction) {
                    : B <= kDTembTallNarrowUpToB ? GemmFamily::wgmma_tall_narrow
                    : B < kDTembMediumFromB      ? GemmFamily::wgmma_narrow
                    : B < kDTembWideFromB        ? GemmFamily::wgmma_medium
+                   : B > kDTembTallAboveB       ? GemmFamily::wgmma_tall
                                                 : GemmFamily::wgmma_wide;
   }
   if (g->grad_weight == GemmFamily::automatic) {
-    g->grad_weight = !usable || B < kGradWWgmmaFromB ? GemmFamily::mma_sync : GemmFamily::wgmma_pingpong;
+    g->grad_weight = !usable || B < kGradWWgmmaFromB ? GemmFamily::mma_sync
+                     : B >= kGradWTallFromB          ? GemmFamily::wgmma_tall
+                                                     : GemmFamily::wgmma_pingpong;
   }
   return cudaSuccess;
 }
@@ -1094,9 +1106,10 @@ cudaError_t backward_bf16(int B, const BackwardTensors& t, const Problem& prob, 
     return bf16_stream::grad_weight(B, silu_in_kernel ? t.temb : s, !silu_in_kernel, t.grad_out, t.grad_weight,
                                     bf16_stream::Finish{partial, t.temb, t.grad_temb, t.grad_bias}, stream);
   if (choice.grad_weight != GemmFamily::mma_sync) {  // the finish runs beside it
-    err = sm90::gradw_gemm(choice.grad_weight == GemmFamily::wgmma_pingpong ? sm90::GradWSchedule::pingpong
-                                                                            : sm90::GradWSchedule::cooperative,
-                           B, t.grad_out, s, t.grad_weight, stream, kFinishBesideSms);
+    const sm90::GradWSchedule schedule = choice.grad_weight == GemmFamily::wgmma_pingpong ? sm90::GradWSchedule::pingpong
+                                         : choice.grad_weight == GemmFamily::wgmma_tall   ? sm90::GradWSchedule::tall
+                                                                                          : sm90::GradWSchedule::cooperative;
+    err = sm90::gradw_gemm(schedule, B, t.grad_out, s, t.grad_weight, stream, kFinishBesideSms);
     if (err != cudaSuccess) return err;
     return launch::kernel<backward_finish_beside_kernel<T>>(
         static_cast<unsigned>(kFinishBesideSms * kFinishBlocksPerSm), kBiasThreads, 0, stream, partial,

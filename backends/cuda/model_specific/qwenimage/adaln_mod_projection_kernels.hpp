@@ -52,10 +52,10 @@ struct BackwardTensors {
 // (tests/cuda/test_kernel_paths.cpp compares them). wgmma_narrow / wgmma_wide (batch tile
 // 32 / 128) apply to forward and grad_temb, wgmma_medium / wgmma_tall_narrow (128 x 64 tiles /
 // 192 x 32 with 192 of W's columns) to grad_temb, wgmma_swapped / wgmma_swapped_narrow (the
-// batch on the wgmma M side, 128 / 64 rows per tile) and wgmma_tall (256 of W's rows by 128 batch
-// rows) to forward (sm90::BatchTile); wgmma_wide
-// (cooperative) / wgmma_pingpong to grad_weight; any other combination is refused with
-// cudaErrorInvalidValue.
+// batch on the wgmma M side, 128 / 64 rows per tile) to forward (sm90::BatchTile); wgmma_wide
+// (cooperative) / wgmma_pingpong to grad_weight; wgmma_tall to all three (256 of W's rows or
+// columns, or of grad_weight's rows, by 128; sm90::BatchTile::tall, sm90::GradWSchedule::tall);
+// any other combination is refused with cudaErrorInvalidValue.
 enum class GemmFamily {
   automatic,
   mma_sync,

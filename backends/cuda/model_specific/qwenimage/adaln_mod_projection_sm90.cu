@@ -113,6 +113,10 @@ using DTembMedium = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, 
 // 0.1007, 3 0.1033 / 0.1026, 8 0.1073 / 0.1054, 16 0.1088 / 0.1073, 32 0.1092 / 0.1079 ms;
 // docs/evidence/h200-5350c1d-dev/, docs/notes/cuda-kernels.md).
 using DTembTallNarrow = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_192, _32, _64>, Pingpong>;
+// Above B = 1024, 256 of W's columns by 128 batch rows (two consumer warpgroups of 128 x 128 each,
+// as the forward's ForwardTall): half the tiles of DTembWide, each reading its dy rows once for
+// twice the MMAs (kernels.cu's kDTembTallAboveB has the times).
+using DTembTall = GemmOf<ColumnMajor, ColumnMajor, float, ColumnMajor, Plain, Shape<_256, _128, _64>>;
 // grad_w: M = n, N = k, K = b.  A = dy (M contiguous), B = s (N contiguous), D = gw[n][k].
 // Ping-pong (one warpgroup's epilogue under the other's MMAs: the 113 MB of grad_weight stores
 // dominate at small B, and with 256-byte epilogue rows it is faster at every B it runs); the
@@ -122,6 +126,10 @@ using GradW = GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_12
 // where CUTLASS's automatic 64 x 32 sub-tiles write 64-byte pieces.
 using GradWPingpong =
     GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_128, _128, _64>, Pingpong, Shape<_64, _128>>;
+// From B = 1024, 256 rows of grad_weight by 128 columns on the cooperative kernel: where the
+// k-loop over B is long the MMAs, not the stores, bound a tile, and the larger tiles read dy and s
+// half as often per output (kernels.cu's kGradWTallFromB has the times).
+using GradWTall = GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_256, _128, _64>>;
 
 // Sets a CuTe stride (modes M-or-N, K, L): the dynamic one of the first two modes gets `ld`, the
 // batch mode gets `batch`; the static unit stride stays.
@@ -144,7 +152,8 @@ Stride make_strides(int64_t ld, int64_t batch) {
 // The grad_weight GEMMs, which may run on fewer CTAs than SMs with the backward's finish beside
 // them (one more kernel instantiation each, below).
 template <class G>
-constexpr bool kMayLeaveSms = std::is_same_v<G, GradW> || std::is_same_v<G, GradWPingpong>;
+constexpr bool kMayLeaveSms =
+    std::is_same_v<G, GradW> || std::is_same_v<G, GradWPingpong> || std::is_same_v<G, GradWTall>;
 
 // cutlass::device_kernel that lets the grid after it be placed as soon as it has waited for the
 // grids before it (CUTLASS releases after its last tile's main loop; its own waits then return at
@@ -343,12 +352,6 @@ cudaError_t gradw_leaving(int B, const void* grad_out, const void* silu, void* g
   return run<G>(args, stream, leave_sms);
 }
 
-template <class G>
-cudaError_t gradw_with(int B, const void* grad_out, const void* silu, void* grad_weight,
-                       cudaStream_t stream) {
-  return gradw_leaving<G>(B, grad_out, silu, grad_weight, stream, 0);
-}
-
 }  // namespace
 
 bool available() { return true; }
@@ -393,18 +396,20 @@ cudaError_t dtemb_gemm(BatchTile tile, int B, const void* weight, const void* gr
     case BatchTile::narrow: return dtemb_with<DTembNarrow>(B, weight, grad_out, partial, stream);
     case BatchTile::medium: return dtemb_with<DTembMedium>(B, weight, grad_out, partial, stream);
     case BatchTile::tall_narrow: return dtemb_with<DTembTallNarrow>(B, weight, grad_out, partial, stream);
+    case BatchTile::tall: return dtemb_with<DTembTall>(B, weight, grad_out, partial, stream);
     case BatchTile::swapped:
-    case BatchTile::swapped_narrow:
-    case BatchTile::tall: return cudaErrorInvalidValue;  // forward only
+    case BatchTile::swapped_narrow: return cudaErrorInvalidValue;  // forward only
     default: return dtemb_with<DTembWide>(B, weight, grad_out, partial, stream);
   }
 }
 
 cudaError_t gradw_gemm(GradWSchedule schedule, int B, const void* grad_out, const void* silu,
                        void* grad_weight, cudaStream_t stream, int leave_sms) {
-  return schedule == GradWSchedule::pingpong
-             ? gradw_leaving<GradWPingpong>(B, grad_out, silu, grad_weight, stream, leave_sms)
-             : gradw_leaving<GradW>(B, grad_out, silu, grad_weight, stream, leave_sms);
+  switch (schedule) {
+    case GradWSchedule::pingpong: return gradw_leaving<GradWPingpong>(B, grad_out, silu, grad_weight, stream, leave_sms);
+    case GradWSchedule::tall: return gradw_leaving<GradWTall>(B, grad_out, silu, grad_weight, stream, leave_sms);
+    default: return gradw_leaving<GradW>(B, grad_out, silu, grad_weight, stream, leave_sms);
+  }
 }
 
 }  // namespace rlk::cuda::qwenimage::sm90

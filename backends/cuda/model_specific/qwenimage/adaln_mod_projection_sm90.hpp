@@ -23,13 +23,15 @@ bool available();
 // forward refuses them with cudaErrorInvalidValue): 128 of W's columns by 64 batch rows / 192 of
 // W's columns (one ping-pong consumer warpgroup) by 32 batch rows. swapped / swapped_narrow (forward
 // only; d_temb refuses them likewise): the batch is the M side, 128 / 64 rows per tile (two
-// consumer warpgroups / one), and one tile covers 144 rows of W. tall (forward only): 256 of W's rows
-// (two consumer warpgroups of 128) by 128 batch rows. Every tiling gives the same bytes.
+// consumer warpgroups / one), and one tile covers 144 rows of W. tall: 256 of W's rows (forward) or
+// columns (d_temb) by 128 batch rows (two consumer warpgroups of 128). Every tiling gives the same
+// bytes.
 enum class BatchTile { narrow, wide, swapped, swapped_narrow, medium, tall_narrow, tall };
 
 // grad_w: ping-pong (two warpgroups on two 128 x 128 tiles, one's epilogue under the other's
-// MMAs) or cooperative (two warpgroups on one tile). Same bytes.
-enum class GradWSchedule { cooperative, pingpong };
+// MMAs), cooperative (two warpgroups on one 128 x 128 tile) or tall (two warpgroups on one tile of
+// 256 of grad_weight's rows by 128 columns). Same bytes.
+enum class GradWSchedule { cooperative, pingpong, tall };
 
 // Rows of s that forward_gemm on `tile` reads: B rounded up to whole tiles of its batch rows (the
 // swapped tiles' M, the others' N). Every tile loads s with TMA in boxes of a tile's batch rows;
