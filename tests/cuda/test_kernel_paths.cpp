@@ -1,12 +1,12 @@
-// The CUDA plugin may pick its kernels by B (bf16: mma.sync, or wgmma with a narrow or wide
-// batch tile, cooperative or ping-pong, or on 256 x 128 tiles, or the streaming forward up to
-// B = 8; fp32: the forward's mma.sync tiles of 8, 16, 64 and 128 batch rows or its wgmma tiles of
-// 8, 16, 32, 64 and 128, the backward's d_temb on mma.sync or on wgmma tiles of 8 to 128 batch
-// rows, its grad_weight on mma.sync or wgmma) only because every choice gives the same bytes. This checks that claim directly
-// on the kernels: each implementation, forced, against one reference implementation, byte for
-// byte, for every output, at batch sizes on both sides of each switch point; outputs are
-// poisoned before every run. It also checks that the kernels' overlapped launches keep the
-// order of the stream they are launched on.
+// The CUDA plugin may pick its kernels by B (bf16: mma.sync, or wgmma with a narrow or wide batch
+// tile, cooperative or ping-pong, or on 256 x 128 tiles, or the streaming forward up to B = 8;
+// fp32: the forward's mma.sync tiles of 8, 16, 64 and 128 batch rows or its wgmma tiles of 8, 16,
+// 32, 64 and 128, the backward's d_temb on mma.sync or on wgmma tiles of 8 to 128 batch rows, its
+// grad_weight on mma.sync or wgmma) only because every choice gives the same bytes. This checks
+// that claim directly on the kernels: each implementation, forced, against one reference
+// implementation, byte for byte, for every output, at batch sizes on both sides of each switch
+// point; outputs are poisoned before every run. It also checks that the kernels' overlapped
+// launches keep the order of the stream they are launched on.
 #include <gtest/gtest.h>
 
 #include <algorithm>
