@@ -754,16 +754,20 @@ constexpr int kForwardTallAboveB = 1024;
 constexpr int kDTembTallNarrowUpToB = 32;
 constexpr int kDTembMediumFromB = 65;
 constexpr int kDTembWideFromB = 193;
-// Above B = 1024 d_temb runs on 256 x 128 tiles (256 of W's columns), grad_weight from B = 1024 on
+// Above B = 1024 d_temb runs on 256 x 128 tiles (256 of W's columns), grad_weight from B = 768 on
 // 256 x 128 cooperative tiles (256 of its rows), in place of 128 x 128 (d_temb) and the 128 x 128
 // ping-pong (grad_weight). On an H100 (docs/evidence/h100-59075e7-dev-bwd-tiles/, `rlk bench`,
 // medians of three alternated rounds, forward + backward ms; d_temb 128 x 128 / 256 x 128 with
 // grad_weight on 256 x 128: B = 1024 0.6134 / 0.6141, 1536 0.8937 / 0.8678, 2048 1.2320 / 1.2015;
 // grad_weight ping-pong / 256 x 128 with d_temb on 128 x 128: 1024 0.6254 / 0.6134, 1536 0.9341 /
 // 0.8937, 2048 1.2950 / 1.2320). At 1024 d_temb's larger tiles make 768 CTAs (12 x 8 x 8 slices),
-// 5.8 waves of 132 SMs, and gain nothing, as the forward's (kForwardTallAboveB).
+// 5.8 waves of 132 SMs, and gain nothing, as the forward's (kForwardTallAboveB). Below 1024
+// (docs/evidence/h100-1f83329-dev-bwd-mid/, the same method, ping-pong / 256 x 128 grad_weight):
+// B = 128 0.1575 / 0.1593, 256 0.1944 / 0.2053, 512 0.3372 / 0.3489, 768 0.4732 / 0.4630, 1000
+// 0.6407 / 0.6304; d_temb's 256 x 128 tiles beside them 11 ... 15 us slower at 256 ... 768 (1.5 ...
+// 4.4 waves of 132 SMs) and 8 us faster at 1000, within the rounds' spread there.
 constexpr int kDTembTallAboveB = 1024;
-constexpr int kGradWTallFromB = 1024;
+constexpr int kGradWTallFromB = 768;
 // grad_weight past the streaming kernels (B > 32), or where streaming is off: ping-pong wgmma from
 // B = 17. With its 256-byte epilogue rows it is faster than the mma.sync GEMM at B = 24 and 32 (the
 // whole backward, queued calls: 0.0786 / 0.0803 and 0.0785 / 0.0823 ms) and than the cooperative GEMM

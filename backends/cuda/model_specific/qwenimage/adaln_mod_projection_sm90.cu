@@ -126,7 +126,7 @@ using GradW = GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_12
 // where CUTLASS's automatic 64 x 32 sub-tiles write 64-byte pieces.
 using GradWPingpong =
     GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_128, _128, _64>, Pingpong, Shape<_64, _128>>;
-// From B = 1024, 256 rows of grad_weight by 128 columns on the cooperative kernel: where the
+// From B = 768, 256 rows of grad_weight by 128 columns on the cooperative kernel: where the
 // k-loop over B is long the MMAs, not the stores, bound a tile, and the larger tiles read dy and s
 // half as often per output (kernels.cu's kGradWTallFromB has the times).
 using GradWTall = GemmOf<ColumnMajor, RowMajor, bf16, RowMajor, PlainBf16, Shape<_256, _128, _64>>;
