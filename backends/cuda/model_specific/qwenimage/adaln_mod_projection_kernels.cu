@@ -764,7 +764,7 @@ constexpr int kDTembWideFromB = 193;
 // 5.8 waves of 132 SMs, and gain nothing, as the forward's (kForwardTallAboveB). Below 1024
 // (docs/evidence/h100-1f83329-dev-bwd-mid/, the same method, ping-pong / 256 x 128 grad_weight):
 // B = 128 0.1575 / 0.1593, 256 0.1944 / 0.2053, 512 0.3372 / 0.3489, 768 0.4732 / 0.4630, 1000
-// 0.6407 / 0.6304; d_temb's 256 x 128 tiles beside them 11 ... 15 us slower at 256 ... 768 (1.5 ...
+// 0.6407 / 0.6304; d_temb's 256 x 128 tiles beside them 1 ... 15 us slower at 256 ... 768 (1.5 ...
 // 4.4 waves of 132 SMs) and 8 us faster at 1000, within the rounds' spread there.
 constexpr int kDTembTallAboveB = 1024;
 constexpr int kGradWTallFromB = 768;
