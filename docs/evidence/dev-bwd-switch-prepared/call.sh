@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Forty-second session's device call, on the commit that moved the bf16 grad_weight's 256 x 128
-# switch to B = 768 (8755525).
+# Device call for the commit that moved the bf16 grad_weight's 256 x 128 switch to B = 768 (8755525),
+# run on a build of 39ee8de (the same device code; only comments and docs changed after it).
 # 1. Where between B = 513 and 1023 that switch belongs, after ../h100-1f83329-dev-bwd-mid/
 #    (grad_weight's 256 x 128 tiles 10 us faster at B = 768 and 1000, slower up to 512).
 #    experiment.patch (on 8755525) reads RLK_DEV_GRADW_TALL_FROM (grad_weight on 256 x 128 from
@@ -8,9 +8,7 @@
 #    librlk are 8755525's, build-cuda/). Variants alternated in three rounds of `rlk bench` (BF16):
 #    0 grad_weight from 1024 (before 8755525), 1 8755525's (768), 2 from 513. The JSON come back in
 #    ab-bench.tar.
-# 2. test_kernel_paths' bf16 GEMM and backward tests (each GEMM family against mma.sync's bytes on
-#    both sides of each switch, 767 and 768 among them) beside the quick BF16 conformance.
-# 3. On an H200, `rlk bench` of both dtypes (scripts/h200_evidence.sh bench, into ev.tar).
+# 2. The commit's own evidence (scripts/h200_evidence.sh bench tests conform, quick), into ev.tar.
 set -uo pipefail
 export OUT=${OUT:-/tmp/out}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -31,17 +29,10 @@ done >> $OUT/ab.log 2>&1
 grep -A9 "round 3" $OUT/ab.log | grep -E "^==|^bfloat16 +(704|768|1023) "
 (cd $OUT && tar -cf ab-bench.tar ab-f*.json && rm -f ab-f*.json)
 echo "A/B done ${SECONDS}s"
-timeout 200 build-cuda/bin/test_kernel_paths \
-  --gtest_filter='KernelPaths.EveryBf16Gemm*:KernelPaths.*Launched*:KernelPaths.TheBf16Backward*' > $OUT/kernel-paths.log 2>&1 &
-kp=$!
-timeout 200 build-cuda/bin/rlk conform $key --device cuda:0 --dtype bf16 --quick --out $OUT/conform-bf16 \
-  > $OUT/conform-bf16.log 2>&1
-echo "conform rc=$? ${SECONDS}s"; tail -2 $OUT/conform-bf16.log
-wait $kp; echo "kernel paths rc=$? ${SECONDS}s"; grep -E "PASSED|FAILED|SKIPPED|tests ran" $OUT/kernel-paths.log | tail -6
-(cd $OUT && tar -cf conform.tar conform-bf16 conform-bf16.log && rm -rf conform-bf16 conform-bf16.log)
-if [[ $name == *H200* ]]; then
-  mkdir -p "$OUT/ev"
-  OUT=$OUT/ev scripts/h200_evidence.sh bench
-  (cd "$OUT" && tar -cf ev.tar ev && rm -rf ev)
-fi
+# 2. The evidence of the commit itself: every GPU test (test_kernel_paths' switch test among them)
+#    beside the quick conformance of both dtypes, and `rlk bench` of both dtypes, all with the
+#    commit's own plugin (RLK_PLUGIN_PATH unset).
+mkdir -p "$OUT/ev"
+OUT=$OUT/ev RLK_TEST_JOBS=3 RLK_EVIDENCE_QUICK=1 RLK_CONFORM_LIMIT=240 scripts/h200_evidence.sh bench tests conform
+(cd "$OUT" && tar -cf ev.tar ev && rm -rf ev)
 echo "call total ${SECONDS}s"
