@@ -8,7 +8,9 @@
 #    librlk are 8755525's, build-cuda/). Variants alternated in three rounds of `rlk bench` (BF16):
 #    0 grad_weight from 1024 (before 8755525), 1 8755525's (768), 2 from 513. The JSON come back in
 #    ab-bench.tar.
-# 2. The commit's own evidence (scripts/h200_evidence.sh bench tests conform, quick), into ev.tar.
+# 2. The commit's own evidence, with its own plugin (RLK_PLUGIN_PATH unset): every GPU test
+#    (test_kernel_paths' switch test among them) beside the quick conformance of both dtypes, and
+#    `rlk bench` of both dtypes (scripts/h200_evidence.sh bench tests conform), into ev.tar.
 set -uo pipefail
 export OUT=${OUT:-/tmp/out}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -29,9 +31,6 @@ done >> $OUT/ab.log 2>&1
 grep -A9 "round 3" $OUT/ab.log | grep -E "^==|^bfloat16 +(704|768|1023) "
 (cd $OUT && tar -cf ab-bench.tar ab-f*.json && rm -f ab-f*.json)
 echo "A/B done ${SECONDS}s"
-# 2. The evidence of the commit itself: every GPU test (test_kernel_paths' switch test among them)
-#    beside the quick conformance of both dtypes, and `rlk bench` of both dtypes, all with the
-#    commit's own plugin (RLK_PLUGIN_PATH unset).
 mkdir -p "$OUT/ev"
 OUT=$OUT/ev RLK_TEST_JOBS=3 RLK_EVIDENCE_QUICK=1 RLK_CONFORM_LIMIT=240 scripts/h200_evidence.sh bench tests conform
 (cd "$OUT" && tar -cf ev.tar ev && rm -rf ev)
