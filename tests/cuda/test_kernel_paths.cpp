@@ -292,7 +292,7 @@ class KernelPaths : public ::testing::Test {
 TEST_F(KernelPaths, EveryBf16GemmGivesTheBytesOfMmaSyncOnBothSidesOfEachSwitch) {
   if (!wgmma_present()) GTEST_SKIP() << wgmma_absent_reason();
   const GemmFamily mma = GemmFamily::mma_sync;
-  for (int B : {1, 4, 5, 16, 17, 32, 33, 64, 65, 127, 128, 129, 192, 193, 257, 767, 768, 1023, 1024, 1025, 2048}) {
+  for (int B : {1, 4, 5, 16, 17, 32, 33, 64, 65, 127, 128, 129, 192, 193, 257, 767, 768, 896, 897, 1023, 1024, 1025, 2048}) {
     const auto reference = run(Storage::bfloat16, B, KernelChoice{mma, mma, mma});
     for (std::size_t o = 0; o < reference.size(); ++o)
       ASSERT_EQ(poison_left(reference[o], 2), 0u) << kNames[o] << " not fully written at B = " << B;

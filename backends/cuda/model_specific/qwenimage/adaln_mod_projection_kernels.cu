@@ -754,7 +754,7 @@ constexpr int kForwardTallAboveB = 1024;
 constexpr int kDTembTallNarrowUpToB = 32;
 constexpr int kDTembMediumFromB = 65;
 constexpr int kDTembWideFromB = 193;
-// Above B = 1024 d_temb runs on 256 x 128 tiles (256 of W's columns), grad_weight from B = 768 on
+// Above B = 896 d_temb runs on 256 x 128 tiles (256 of W's columns), grad_weight from B = 768 on
 // 256 x 128 cooperative tiles (256 of its rows), in place of 128 x 128 (d_temb) and the 128 x 128
 // ping-pong (grad_weight). On an H100 (docs/evidence/h100-59075e7-dev-bwd-tiles/, `rlk bench`,
 // medians of three alternated rounds, forward + backward ms; d_temb 128 x 128 / 256 x 128 with
@@ -765,8 +765,12 @@ constexpr int kDTembWideFromB = 193;
 // (docs/evidence/h100-1f83329-dev-bwd-mid/, the same method, ping-pong / 256 x 128 grad_weight):
 // B = 128 0.1575 / 0.1593, 256 0.1944 / 0.2053, 512 0.3372 / 0.3489, 768 0.4732 / 0.4630, 1000
 // 0.6407 / 0.6304; d_temb's 256 x 128 tiles beside them 1 ... 15 us slower at 256 ... 768 (1.5 ...
-// 4.4 waves of 132 SMs) and 8 us faster at 1000, within the rounds' spread there.
-constexpr int kDTembTallAboveB = 1024;
+// 4.4 waves of 132 SMs) and 8 us faster at 1000, within the rounds' spread there. Between 832 and
+// 1024 (docs/evidence/h100-3ae67a2-dev-dtemb-960/, 128 x 128 / 256 x 128 d_temb): B = 832 0.5436 /
+// 0.5400, 896 0.5602 / 0.5720, 928 0.6346 / 0.5824, 960 0.6239 / 0.5902, 992 0.6252 / 0.6133, 1023
+// 0.6148 / 0.6144, 1024 0.6351 / 0.6217: the 128 x 128 d_temb alone 44 us slower at 960 than at
+// 1023 under ncu, its last batch tile half out of bounds.
+constexpr int kDTembTallAboveB = 896;
 constexpr int kGradWTallFromB = 768;
 // grad_weight past the streaming kernels (B > 32), or where streaming is off: ping-pong wgmma from
 // B = 17. With its 256-byte epilogue rows it is faster than the mma.sync GEMM at B = 24 and 32 (the
