@@ -761,7 +761,7 @@ constexpr int kDTembWideFromB = 193;
 // grad_weight on 256 x 128: B = 1024 0.6134 / 0.6141, 1536 0.8937 / 0.8678, 2048 1.2320 / 1.2015;
 // grad_weight ping-pong / 256 x 128 with d_temb on 128 x 128: 1024 0.6254 / 0.6134, 1536 0.9341 /
 // 0.8937, 2048 1.2950 / 1.2320). At 1024 d_temb's larger tiles make 768 CTAs (12 x 8 x 8 slices),
-// 5.8 waves of 132 SMs, and gain nothing, as the forward's (kForwardTallAboveB). Below 1024
+// 5.8 waves of 132 SMs, and gained nothing in that call, as the forward's (kForwardTallAboveB). Below 1024
 // (docs/evidence/h100-1f83329-dev-bwd-mid/, the same method, ping-pong / 256 x 128 grad_weight):
 // B = 128 0.1575 / 0.1593, 256 0.1944 / 0.2053, 512 0.3372 / 0.3489, 768 0.4732 / 0.4630, 1000
 // 0.6407 / 0.6304; d_temb's 256 x 128 tiles beside them 1 ... 15 us slower at 256 ... 768 (1.5 ...
