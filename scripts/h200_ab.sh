@@ -10,6 +10,10 @@
 #   AB_ROUNDS      rounds (default 5)
 #   AB_BATCHES     the bench's batch sizes (default 1,3,5,8,16,17,32,33,64)
 #   AB_TESTS       the ctest regex (default Cuda|StrictMath|KernelPaths); AB_TEST_LIMIT its seconds (330)
+#   AB_PLUGIN_PATH plugins the bench rounds load (RLK_PLUGIN_PATH; `rlk explain` names them first in
+#                  ab.log), where the switch lives in a development build beside the commit's own:
+#                  the tests and the conformance then run the commit's plugins (default: unset, the
+#                  build's plugins everywhere)
 set -uo pipefail
 export OUT=${OUT:-/tmp/out}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -18,16 +22,19 @@ var=${AB_VAR:-RLK_DEV_SILU}
 flags=${AB_FLAGS:-0 1}
 last=${flags##* }
 rounds=${AB_ROUNDS:-5}
+plugins=${AB_PLUGIN_PATH:-}
 start=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > $OUT/gpu.txt 2>&1
+: > $OUT/ab.log
+[ -n "$plugins" ] && RLK_PLUGIN_PATH=$plugins build-cuda/bin/rlk explain qwenimage_adaln_mod_projection >> $OUT/ab.log 2>&1
 for round in $(seq 1 "$rounds"); do
   for flag in $flags; do
     echo "== $var=$flag round $round"
-    env "$var=$flag" build-cuda/bin/rlk bench qwenimage_adaln_mod_projection --device cuda:0 --dtype bf16 \
+    env "$var=$flag" ${plugins:+RLK_PLUGIN_PATH=$plugins} build-cuda/bin/rlk bench qwenimage_adaln_mod_projection --device cuda:0 --dtype bf16 \
       --batch "${AB_BATCHES:-1,3,5,8,16,17,32,33,64}" --warmup 5 --repeats 50 --json $OUT/ab-f$flag-r$round.json 2>&1 |
       grep -E "^bfloat16|ceilings"
   done
-done > $OUT/ab.log 2>&1
+done >> $OUT/ab.log 2>&1
 grep -A12 "$var=.* round $rounds" $OUT/ab.log
 echo "bench done $(( $(date +%s)-start ))s"
 env "$var=$last" timeout ${AB_TEST_LIMIT:-330} ctest --test-dir build-cuda -R "${AB_TESTS:-Cuda|StrictMath|KernelPaths}" --output-on-failure -j 3 > $OUT/ctest-gpu.log 2>&1
