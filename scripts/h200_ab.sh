@@ -46,5 +46,5 @@ if [ "${AB_CHECKS:-1}" != 0 ]; then
   env "$var=$last" timeout 150 build-cuda/bin/rlk conform qwenimage_adaln_mod_projection --device cuda:0 --dtype bf16 --quick --out $OUT/conform-bf16 > $OUT/conform-bf16.log 2>&1
   echo "conform rc=$? $(( $(date +%s)-start ))s"; tail -3 $OUT/conform-bf16.log
 fi
-(cd $OUT && tar -cf ab.tar gpu.txt ab-f*.json ab.log $(ls -d ctest-gpu.log conform-bf16 conform-bf16.log 2>/dev/null) && rm -rf ab-f*.json ab.log ctest-gpu.log conform-bf16 conform-bf16.log gpu.txt)
+(cd $OUT && tar -cf ab.tar gpu.txt ab.log $(ls -d ab-f*.json ctest-gpu.log conform-bf16 conform-bf16.log 2>/dev/null) && rm -rf ab-f*.json ab.log ctest-gpu.log conform-bf16 conform-bf16.log gpu.txt)
 echo "total $(( $(date +%s)-start ))s"
