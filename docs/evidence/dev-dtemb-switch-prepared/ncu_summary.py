@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Medians per kernel (name and grid) of every metric in each ncu-<above>-<B>.csv.gz that ncu.sh
+# Medians per kernel (name and grid) of every metric in each ncu-<above>-<B>-<sched>.csv.gz that ncu.sh
 # wrote: python3 ncu_summary.py DIR > ncu-summary.txt
 import collections, csv, glob, gzip, os, re, statistics, sys
 
@@ -8,7 +8,7 @@ folder = sys.argv[1] if len(sys.argv) > 1 else '.'
 wanted = ['gpu__time_duration.sum', 'dram__bytes_read.sum', 'dram__bytes_write.sum', 'lts__t_sector_hit_rate.pct',
           'sm__throughput.avg.pct_of_peak_sustained_elapsed',
           'gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed']
-for path in sorted(glob.glob(os.path.join(folder, 'ncu-*-*.csv.gz')),
+for path in sorted(glob.glob(os.path.join(folder, 'ncu-*-*-*.csv.gz')),
                    key=lambda p: [int(x) for x in re.findall(r'\d+', os.path.basename(p))]):
     rows = list(csv.reader(l for l in gzip.open(path, 'rt') if l.startswith('"')))
     if len(rows) < 3:
