@@ -20,6 +20,12 @@ here=docs/evidence/baseline-pytorch-prepared
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > "$OUT/gpu.txt"; cat "$OUT/gpu.txt"
 python3 -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(0))"
 T=/tmp/logs; mkdir -p $T
+# 0. The baseline variants compute the operator (tests/cuda/test_cublas_baseline.cpp, built with the patch).
+for v in lt:none cublas-bwd:vec cublas-all:vec; do
+  IFS=: read -r api ew <<< "$v"
+  RLK_DEV_BASELINE=$api RLK_DEV_BASELINE_EW=$ew timeout 120 build-cuda/bin/test_cublas_baseline-dev > $T/test-$api-$ew.log 2>&1
+  echo "test $v rc=$? ${SECONDS}s"; tail -n 3 $T/test-$api-$ew.log
+done
 timeout 120 python3 $here/probe.py --batch 1024,2048 > $T/profile.txt 2>&1; echo "profile rc=$? ${SECONDS}s"
 CUBLASLT_LOG_LEVEL=5 CUBLASLT_LOG_FILE=$T/lt-torch.log CUBLAS_LOGINFO_DBG=1 CUBLAS_LOGDEST_DBG=$T/cublas-torch.log \
   timeout 120 python3 $here/probe.py --batch 1024 --iters 1 --no-profile > $T/probe-log.txt 2>&1; echo "torch logs rc=$? ${SECONDS}s"
