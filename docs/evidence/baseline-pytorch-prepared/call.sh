@@ -9,8 +9,6 @@
 # accesses and the bias gradient's column sum with 4 columns per thread and 16 warps).
 # 1. Which API and kernels each runs: PyTorch under torch.profiler (probe.py); PyTorch and the
 #    baseline under the cuBLAS and cuBLASLt API logs (few calls each).
-#    The baseline's kernels under Nsight Compute (caches and clocks left alone, so durations
-#    compare with torch.profiler's), today's, B = 1024.
 # 2. Times: tools/bench/pytorch_baseline.py, then rlk bench with the three baseline variants, at
 #    B = 1024 and 2048, both dtypes; PyTorch again last.
 set -uo pipefail
@@ -29,22 +27,12 @@ done
 timeout 120 python3 $here/probe.py --batch 1024,2048 > $T/profile.txt 2>&1; echo "profile rc=$? ${SECONDS}s"
 CUBLASLT_LOG_LEVEL=5 CUBLASLT_LOG_FILE=$T/lt-torch.log CUBLAS_LOGINFO_DBG=1 CUBLAS_LOGDEST_DBG=$T/cublas-torch.log \
   timeout 120 python3 $here/probe.py --batch 1024 --iters 1 --no-profile > $T/probe-log.txt 2>&1; echo "torch logs rc=$? ${SECONDS}s"
-for v in lt cublas-bwd; do
+for v in lt; do
   RLK_DEV_BASELINE=$v CUBLASLT_LOG_LEVEL=5 CUBLASLT_LOG_FILE=$T/lt-rlk-$v.log CUBLAS_LOGINFO_DBG=1 CUBLAS_LOGDEST_DBG=$T/cublas-rlk-$v.log \
     RLK_PLUGIN_PATH=$PWD/build-cuda/lib timeout 120 build-cuda/bin/rlk-dev bench qwenimage_adaln_mod_projection --device cuda:0 \
     --dtype bf16,fp32 --batch 1024 --warmup 1 --warmup-ms 0 --repeats 5 > $T/rlk-log-$v.txt 2>&1
   echo "rlk logs $v rc=$? ${SECONDS}s"
 done
-ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
-for v in lt:none; do
-  IFS=: read -r api ew <<< "$v"
-  RLK_DEV_BASELINE=$api RLK_DEV_BASELINE_EW=$ew RLK_PLUGIN_PATH=$PWD/build-cuda/lib timeout 150 "$ncu" --clock-control none \
-    --cache-control none --kernel-name regex:'silu_kernel|silu_vec_kernel|silu_backward|column_sum|broadcast_bias|nvjet|xmma|cutlass|splitK|reduce' \
-    --metrics gpu__time_duration.sum --csv --page raw build-cuda/bin/rlk-dev bench qwenimage_adaln_mod_projection --device cuda:0 \
-    --dtype bf16,fp32 --batch 1024 --warmup 1 --warmup-ms 0 --repeats 5 > $T/ncu-$api-$ew.csv 2> $T/ncu-$api-$ew.err
-  echo "ncu $v rc=$? lines $(wc -l < $T/ncu-$api-$ew.csv) ${SECONDS}s"; tail -n 2 $T/ncu-$api-$ew.err
-done
-gzip -f $T/*.csv
 ls -la $T; (cd $T && gzip -f *.log; tar -cf "$OUT/logs.tar" .)
 mkdir -p $T/t
 timeout 150 python3 tools/bench/pytorch_baseline.py $T/t/pytorch-1.json --batch 1024,2048 > $T/t/pytorch-1.txt 2>&1; echo "torch 1 rc=$? ${SECONDS}s"
