@@ -9,8 +9,14 @@
 namespace rlk::bench {
 namespace {
 
-// PyTorch's default cuBLASLt workspace on Hopper is 32 MiB.
+// The workspaces PyTorch 2.11 gives cuBLAS on Hopper, read from its cuBLAS / cuBLASLt API logs
+// (docs/evidence/h100-*-baseline-pytorch/): 1 MiB to the cuBLASLt matmul of F.linear's forward
+// (addmm with the bias epilogue; CUBLASLT_WORKSPACE_SIZE's default), 32 MiB to the cuBLAS handle
+// whose mm's run the backward (there a split-K GEMM took 12.6 MB of it). The heuristic's choice
+// depends on it: with 32 MiB the FP32 forward at B = 1024 got 64 x 128 tiles, 9% slower than the
+// 128 x 128 ones PyTorch's 1 MiB gets. One allocation of the larger size serves both.
 constexpr std::size_t kWorkspaceBytes = 32u << 20;
+constexpr std::size_t kForwardWorkspaceBytes = 1u << 20;
 
 Status check(cublasStatus_t status, const char* what) {
   if (status == CUBLAS_STATUS_SUCCESS) return {};
@@ -102,6 +108,7 @@ struct GemmPlan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  std::size_t workspace_bytes = 0;  // what the heuristic was told it may use
 };
 
 }  // namespace
@@ -160,11 +167,13 @@ Status CublasBaseline::gemm(Math math, bool transpose_a, bool transpose_b, std::
     if (r.empty()) r = check(cublasLtMatrixLayoutCreate(&plan.a, type, transpose_a ? k : m, transpose_a ? m : k, lda), "layout A");
     if (r.empty()) r = check(cublasLtMatrixLayoutCreate(&plan.b, type, transpose_b ? n : k, transpose_b ? k : n, ldb), "layout B");
     if (r.empty()) r = check(cublasLtMatrixLayoutCreate(&plan.c, type, m, n, ldc), "layout C");
+    // The bias epilogue marks F.linear's forward, which PyTorch runs with the smaller workspace.
+    plan.workspace_bytes = bias_per_row != nullptr ? kForwardWorkspaceBytes : workspace_bytes_;
     cublasLtMatmulPreference_t preference = nullptr;
     if (r.empty()) r = check(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
     if (r.empty()) {
-      r = check(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
-                                                     sizeof workspace_bytes_),
+      r = check(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &plan.workspace_bytes,
+                                                     sizeof plan.workspace_bytes),
                 "MAX_WORKSPACE_BYTES");
     }
     cublasLtMatmulHeuristicResult_t heuristic{};
@@ -193,7 +202,7 @@ Status CublasBaseline::gemm(Math math, bool transpose_a, bool transpose_b, std::
   const GemmPlan& plan = found->second;
   const float one = 1.0f, zero = 0.0f;
   return check(cublasLtMatmul(handles_->lt, plan.desc, &one, a, plan.a, b, plan.b, &zero, c, plan.c, c, plan.c, &plan.algo,
-                              workspace_, workspace_bytes_, stream_),
+                              workspace_, plan.workspace_bytes, stream_),
                "cublasLtMatmul");
 }
 
