@@ -12,7 +12,7 @@ variants = {os.path.basename(p)[6:-5]: {(c["dtype"], c["B"]): c for c in json.lo
 keys = sorted({k for v in variants.values() for k in v})
 print("ms, medians of five rounds; ratio = baseline / the mean of the PyTorch runs")
 print(f"{'dtype':9} {'B':>5} | " + " | ".join(f"PyTorch {n} fwd / fwd+bwd" for n in torch_runs) + " | " +
-      " | ".join(f"{v}: fwd / fwd+bwd (ratios)" for v in variants) + " | rl-kernel fwd / fwd+bwd (lt run)")
+      " | ".join(f"{v}: fwd / fwd+bwd (ratios)" for v in variants) + " | rl-kernel fwd / fwd+bwd (lt-none run)")
 for k in keys:
     t = [r[k] for r in torch_runs.values() if k in r]
     tf = sum(c["fwd_ms"] for c in t) / len(t) if t else float("nan")
@@ -21,6 +21,6 @@ for k in keys:
     for v in variants.values():
         c = v[k]["cublas"]
         cells.append(f"{c['fwd_ms']:.4f} / {c['fwd_bwd_ms']:.4f} ({c['fwd_ms'] / tf:.3f}x / {c['fwd_bwd_ms'] / tb:.3f}x)")
-    r = variants.get("lt", next(iter(variants.values())))[k]["rlk"]
+    r = variants.get("lt-none", next(iter(variants.values())))[k]["rlk"]
     cells.append(f"{r['fwd_ms']:.4f} / {r['fwd_bwd_ms']:.4f}")
     print(f"{k[0]:9} {k[1]:5d} | " + " | ".join(cells))
