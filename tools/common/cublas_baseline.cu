@@ -10,7 +10,7 @@ namespace rlk::bench {
 namespace {
 
 // The workspaces PyTorch 2.11 gives cuBLAS on Hopper, read from its cuBLAS / cuBLASLt API logs
-// (docs/evidence/h100-*-baseline-pytorch/): 1 MiB to the cuBLASLt matmul of F.linear's forward
+// (docs/evidence/h100-98a2ee8-baseline-pytorch/): 1 MiB to the cuBLASLt matmul of F.linear's forward
 // (addmm with the bias epilogue; CUBLASLT_WORKSPACE_SIZE's default), 32 MiB to the cuBLAS handle
 // whose mm's run the backward (there a split-K GEMM took 12.6 MB of it). The heuristic's choice
 // depends on it: with 32 MiB the FP32 forward at B = 1024 got 64 x 128 tiles, 9% slower than the
