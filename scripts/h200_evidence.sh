@@ -53,7 +53,7 @@ if wants tests; then
   # full conformance it runs first instead: both lean on the host's cores for the FP64 oracle,
   # and a full BF16 run beside the tests took three times as long (docs/evidence/README.md, 3fd0b14).
   run_tests() {
-    step ${RLK_TEST_LIMIT:-400} ctest --test-dir build-cuda -R 'Cuda|StrictMath|KernelPaths' --output-on-failure \
+    step ${RLK_TEST_LIMIT:-400} ctest --test-dir build-cuda -R 'Cuda|CublasBaseline|StrictMath|KernelPaths' --output-on-failure \
       -j "${RLK_TEST_JOBS:-2}" > "$out/ctest-gpu.log" 2>&1
   }
   if wants conform && [ "${RLK_EVIDENCE_QUICK:-0}" != 1 ]; then
