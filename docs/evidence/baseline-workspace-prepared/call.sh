@@ -22,11 +22,12 @@ for round in 1 2; do
     echo "bench $v r$round rc=$? ${SECONDS}s"; tail -n 6 $T/bench-$v-r$round.txt | head -n 5
   done
 done
-ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
-timeout 120 "$ncu" --clock-control none --cache-control none \
-  --kernel-name regex:'silu_kernel|silu_backward|column_sum|nvjet|xmma|Kernel2|splitK|reduce' --metrics gpu__time_duration.sum \
-  --csv --page raw build-cuda/bin/rlk bench qwenimage_adaln_mod_projection --device cuda:0 --dtype bf16,fp32 --batch 1024 \
-  --warmup 1 --warmup-ms 0 --repeats 5 > $T/ncu-1024.csv 2> $T/ncu-1024.err
-echo "ncu rc=$? lines $(wc -l < $T/ncu-1024.csv) ${SECONDS}s"; tail -n 2 $T/ncu-1024.err; gzip $T/ncu-1024.csv
+if ncu=$(scripts/ncu_path.sh); then
+  timeout 120 "$ncu" --clock-control none --cache-control none \
+    --kernel-name regex:'silu_kernel|silu_backward|column_sum|nvjet|xmma|Kernel2|splitK|reduce' --metrics gpu__time_duration.sum \
+    --csv --page raw build-cuda/bin/rlk bench qwenimage_adaln_mod_projection --device cuda:0 --dtype bf16,fp32 --batch 1024 \
+    --warmup 1 --warmup-ms 0 --repeats 5 > $T/ncu-1024.csv 2> $T/ncu-1024.err
+  echo "ncu rc=$? lines $(wc -l < $T/ncu-1024.csv) ${SECONDS}s"; tail -n 2 $T/ncu-1024.err; gzip $T/ncu-1024.csv
+fi
 tar -cf "$OUT/times.tar" -C $T .
 echo "call total ${SECONDS}s"
