@@ -236,6 +236,17 @@ std::int64_t count_out_of_tolerance(const HostTensor& got, const std::vector<dou
   return bad;
 }
 
+void expect_within(const char* name, const HostTensor& got, const std::vector<double>& ref, Tolerance tol) {
+  std::string worst;
+  const auto bad = count_out_of_tolerance(got, ref, tol, worst);
+  EXPECT_EQ(bad, 0) << name << ": " << bad << " elements out of tolerance; worst " << worst;
+}
+
+Tolerance tolerance_of(DType dtype) {
+  static auto registry = Registry::open();
+  return (*registry)->find_spec(kKey)->numeric(dtype)->tolerance;
+}
+
 std::optional<Op> cuda_op_or_skip_reason(int device, std::string& reason) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {

@@ -140,6 +140,10 @@ std::map<std::string, std::vector<double>> run_oracle(const Inputs& in);
 
 // Number of elements outside atol + rtol * |ref|; the worst one is described in `worst`.
 std::int64_t count_out_of_tolerance(const HostTensor& got, const std::vector<double>& ref, Tolerance tol, std::string& worst);
+// A gtest failure naming `name`, the count and the worst element where any is out of tolerance.
+void expect_within(const char* name, const HostTensor& got, const std::vector<double>& ref, Tolerance tol);
+// The operator spec's tolerance for `dtype`.
+Tolerance tolerance_of(DType dtype);
 
 // An op on cuda:`device`, or a skip reason when the machine cannot provide one.
 std::optional<Op> cuda_op_or_skip_reason(int device, std::string& reason);

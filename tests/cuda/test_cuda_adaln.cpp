@@ -14,17 +14,6 @@ namespace {
   auto op_var = cuda_op_or_skip_reason(device, skip_reason);    \
   if (!op_var) GTEST_SKIP() << skip_reason;
 
-Tolerance tolerance_of(DType dtype) {
-  static auto registry = Registry::open();
-  return (*registry)->find_spec(kKey)->numeric(dtype)->tolerance;
-}
-
-void expect_within(const char* name, const HostTensor& got, const std::vector<double>& ref, Tolerance tol) {
-  std::string worst;
-  const auto bad = count_out_of_tolerance(got, ref, tol, worst);
-  EXPECT_EQ(bad, 0) << name << ": " << bad << " elements out of tolerance; worst " << worst;
-}
-
 std::vector<double> as_doubles(const HostTensor& t) {
   std::vector<double> v(static_cast<std::size_t>(t.count()));
   for (std::int64_t i = 0; i < t.count(); ++i) v[i] = t.value(i);

@@ -3,8 +3,9 @@
 // heuristic (bias epilogue in forward) and the workspace sizes PyTorch gives them (see
 // kWorkspaceBytes), the SiLU backward elementwise, and the bias-gradient column sum. PyTorch
 // runs the backward's two GEMMs through cuBLAS's cublasGemmEx / cublasSgemm, which its API log
-// (B = 1024, both dtypes, on an H100) shows choosing the same algorithms as cuBLASLt's heuristic here. TF32 is off for float32 (CUBLAS_COMPUTE_32F). Not batch-invariant: cuBLASLt
-// picks kernels and split-K by shape, which is what the conformance negative control shows.
+// (B = 1024, both dtypes, on an H100) shows choosing the same algorithms as cuBLASLt's heuristic
+// here. TF32 is off for float32 (CUBLAS_COMPUTE_32F). Not batch-invariant: cuBLASLt picks
+// kernels and split-K by shape, which is what the conformance negative control shows.
 //
 // Compiled by nvcc, which does not take the library's C++23 headers: errors are strings here
 // (empty = success) and the callers turn them into rlk::Error values.
